@@ -1,0 +1,62 @@
+# Rollout Workbench — the two commands a newcomer needs:
+#   make run    create .venv, install, build the demo project once, open the workbench on it
+#   make test   install what tests need (Debian packages too when root), then lint, import
+#               contracts, type checks on the core, and every test under a real X server (Xvfb)
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+DEMO ?= demo-project
+
+# Debian packages: a virtual X server, Mesa (software OpenGL), the xcb libraries Qt's
+# platform plugin loads, fonts, and ffmpeg (the independent reference decoder in tests).
+DEB_PACKAGES := xvfb xauth ffmpeg libegl1 libgl1 libgl1-mesa-dri libglx-mesa0 \
+	libxkbcommon-x11-0 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-shape0 \
+	libxcb-xinerama0 libxcb-randr0 libxcb-render-util0 libxcb-image0 libxcb-xkb1 \
+	libdbus-1-3 libfontconfig1 fonts-dejavu-core
+
+.PHONY: run test install system-deps lint contracts typecheck pytest bench clean-demo
+
+$(BIN)/.installed: pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	touch $@
+
+install: $(BIN)/.installed
+
+system-deps:
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  missing=$$(for p in $(DEB_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
+	  if [ -n "$$missing" ]; then \
+	    echo "installing Debian packages:" $$missing; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	  fi; \
+	else \
+	  command -v Xvfb >/dev/null || echo "warning: Xvfb not found; GUI tests need it (apt-get install $(DEB_PACKAGES))"; \
+	fi
+
+run: install
+	@test -f $(DEMO)/project.sqlite || $(BIN)/workbench demo --project $(DEMO)
+	$(BIN)/workbench gui --project $(DEMO)
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+contracts: install
+	$(BIN)/lint-imports
+
+typecheck: install
+	$(BIN)/mypy
+
+pytest: install system-deps
+	QT_QPA_PLATFORM=xcb MUJOCO_GL=egl $(BIN)/python -m pytest -q
+
+test: install system-deps lint contracts typecheck pytest
+
+bench: install system-deps
+	$(BIN)/python bench/run
+
+clean-demo:
+	rm -rf $(DEMO)

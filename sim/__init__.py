@@ -1,0 +1,3 @@
+"""Simulation: worlds, episodes and the synthetic demo content generator."""
+
+__all__: list[str] = []
