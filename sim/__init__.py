@@ -1,3 +1,5 @@
-"""Simulation: worlds, episodes and the synthetic demo content generator."""
+"""Simulation: worlds, episodes, and the synthetic demo content generator."""
 
-__all__: list[str] = []
+from sim._demo import build_demo_project
+
+__all__ = ["build_demo_project"]

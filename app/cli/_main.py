@@ -1,0 +1,51 @@
+"""Entry point: the ``workbench`` click group and the error boundary.
+
+A user mistake (bad file, bad argument) exits with a one-line message naming the file or field;
+only a bug shows a traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from app.cli import _media, _project_cmds, _score
+
+
+class _Group(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        from app.cli._errors import USER_ERRORS
+
+        try:
+            return super().invoke(ctx)
+        except USER_ERRORS as e:
+            click.secho(f"error: {e}", fg="red", err=True)
+            sys.exit(2)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="rollout-workbench")
+def cli() -> None:
+    """Rollout Workbench: judge and debug embodied AI rollouts, offline."""
+
+
+@cli.command()
+@click.option("--project", "project", type=click.Path(path_type=Path), help="Project folder.")
+def gui(project: Path | None) -> None:
+    """Open the workbench window (optionally on a project)."""
+    from app.gui import run_gui
+
+    sys.exit(run_gui(project))
+
+
+cli.add_command(_score.score)
+cli.add_command(_media.video)
+for command in _project_cmds.COMMANDS:
+    cli.add_command(command)
+
+
+def main() -> None:
+    cli()

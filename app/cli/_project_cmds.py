@@ -1,0 +1,61 @@
+"""Project commands: ``import``, ``export``, ``demo``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+project_option = click.option(
+    "--project",
+    "project_dir",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Project folder (created if missing).",
+)
+
+
+@click.command("import")
+@click.argument("folder", type=click.Path(path_type=Path))
+@project_option
+def import_(folder: Path, project_dir: Path) -> None:
+    """Import a case folder, or a folder of case folders (all or nothing)."""
+    from storage import Project, import_cases
+
+    with Project.open_or_create(project_dir) as project:
+        report = import_cases(project, folder, progress=lambda m: click.echo(m, err=True))
+    click.echo(report.summary())
+
+
+@click.command()
+@project_option
+@click.option(
+    "--format", "fmt", type=click.Choice(["csv", "json"]), default="csv", show_default=True
+)
+@click.option("--out", type=click.Path(path_type=Path), help="File to write (default: stdout).")
+def export(project_dir: Path, fmt: str, out: Path | None) -> None:
+    """Export gate decisions, evidence and scores (columns: docs/export-format.md)."""
+    from storage import Project, to_csv, to_json
+
+    with Project.open(project_dir) as project:
+        text = to_csv(project) if fmt == "csv" else to_json(project)
+    if out:
+        out.write_text(text, "utf-8")
+        click.echo(f"wrote {out}", err=True)
+    else:
+        sys.stdout.write(text)
+
+
+@click.command()
+@project_option
+@click.option("--seed", default=0, show_default=True, help="Seed for the generated content.")
+def demo(project_dir: Path, seed: int) -> None:
+    """Generate demo cases with our own renderer and import them into a project."""
+    from sim.demo import build_demo_project
+
+    report = build_demo_project(project_dir, seed=seed, progress=lambda m: click.echo(m, err=True))
+    click.echo(report.summary())
+
+
+COMMANDS = [import_, export, demo]

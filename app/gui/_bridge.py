@@ -1,0 +1,87 @@
+"""The one background-work pattern: an app-wide executor, results back on the GUI thread.
+
+``submit(channel, fn, ..., on_done=...)`` runs ``fn`` on a worker thread. Each channel keeps a
+generation number; a result whose generation is no longer current (the user has moved on) is
+dropped instead of being shown late. ``WB_SYNCHRONOUS=1`` runs everything inline, for tests
+that need determinism more than responsiveness.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+from superqt.utils import ensure_main_thread
+
+log = logging.getLogger(__name__)
+
+
+class Bridge:
+    """App-wide executor with per-channel generations."""
+
+    def __init__(self, workers: int = 2) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="wb-work")
+        self._gen: dict[str, int] = {}
+        self.synchronous = os.environ.get("WB_SYNCHRONOUS", "") == "1"
+
+    def submit(
+        self,
+        channel: str,
+        fn: Callable[..., Any],
+        *args: Any,
+        on_done: Callable[[Any], None] | None = None,
+        on_error: Callable[[BaseException], None] | None = None,
+    ) -> Future[Any]:
+        gen = self._gen.get(channel, 0) + 1
+        self._gen[channel] = gen
+        if self.synchronous:
+            fut: Future[Any] = Future()
+            try:
+                fut.set_result(fn(*args))
+            except BaseException as e:
+                fut.set_exception(e)
+            self._deliver(channel, gen, fut, on_done, on_error)
+            return fut
+        fut = self._pool.submit(fn, *args)
+        fut.add_done_callback(lambda f: self._deliver_later(channel, gen, f, on_done, on_error))
+        return fut
+
+    def current(self, channel: str) -> int:
+        return self._gen.get(channel, 0)
+
+    @ensure_main_thread
+    def _deliver_later(
+        self,
+        channel: str,
+        gen: int,
+        fut: Future[Any],
+        on_done: Callable[[Any], None] | None,
+        on_error: Callable[[BaseException], None] | None,
+    ) -> None:
+        self._deliver(channel, gen, fut, on_done, on_error)
+
+    def _deliver(
+        self,
+        channel: str,
+        gen: int,
+        fut: Future[Any],
+        on_done: Callable[[Any], None] | None,
+        on_error: Callable[[BaseException], None] | None,
+    ) -> None:
+        if gen != self._gen.get(channel) or fut.cancelled():
+            return  # stale: the user asked for something newer
+        err = fut.exception()
+        if err is not None:
+            if on_error:
+                on_error(err)
+            else:
+                log.error("background work on %s failed: %s", channel, err)
+            return
+        if on_done:
+            on_done(fut.result())
+
+    def shutdown(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)

@@ -1,0 +1,89 @@
+"""Frames for the player: decode off the GUI thread, decode ahead, build the seek cache.
+
+One :class:`FrameFeed` per open video. ``request(i)`` decodes on the bridge's ``frame`` channel,
+so a burst of requests while scrubbing shows only the latest frame. After each delivered frame
+the feed prefetches in the direction of travel (and a little behind), so stepping either way is a
+cache hit. The seek cache (``FrameStore``) is built on its own thread once per video.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+from PySide6.QtGui import QImage
+from superqt.utils import ensure_main_thread
+
+from app.gui._bridge import Bridge
+from storage.media import FrameSource, VideoIndex
+
+
+def to_qimage(rgb: np.ndarray) -> QImage:
+    """Wrap an RGB uint8 array as a QImage that owns its pixels."""
+    h, w, _ = rgb.shape
+    arr = np.ascontiguousarray(rgb)
+    return QImage(arr.data, w, h, 3 * w, QImage.Format.Format_RGB888).copy()
+
+
+class FrameFeed:
+    """Decoded frames of one video, delivered on the GUI thread."""
+
+    def __init__(
+        self,
+        bridge: Bridge,
+        path: Path,
+        index: VideoIndex,
+        store_path: Path | None,
+        cache_bytes: int,
+        on_frame: Callable[[int, QImage], None],
+        on_store_progress: Callable[[int, int], None] | None = None,
+    ) -> None:
+        self.index = index
+        self._bridge = bridge
+        self._on_frame = on_frame
+        self._on_store_progress = on_store_progress
+        self._source = FrameSource(path, index, store_path=store_path, cache_bytes=cache_bytes)
+        self._last = -1
+        self._closed = threading.Event()
+        self._store_thread: threading.Thread | None = None
+        if store_path is not None and not self._source.seekable_fast:
+            self._store_thread = threading.Thread(
+                target=self._build_store, name="wb-framestore", daemon=True
+            )
+            self._store_thread.start()
+
+    @property
+    def source(self) -> FrameSource:
+        return self._source
+
+    def request(self, i: int) -> None:
+        """Ask for frame ``i``; only the newest request is shown."""
+        direction = 1 if i >= self._last else -1
+        self._last = i
+
+        def work() -> tuple[int, QImage]:
+            img = to_qimage(self._source.frame(i))
+            self._source.prefetch(i, direction, 8)
+            return i, img
+
+        self._bridge.submit("frame", work, on_done=lambda r: self._on_frame(*r))
+
+    def _build_store(self) -> None:
+        try:
+            self._source.ensure_store(progress=self._progress, cancel=lambda: self._closed.is_set())
+        except Exception:  # the exact decoder still works; the cache is only for speed
+            return
+        self._progress(self.index.frame_count, self.index.frame_count)
+
+    @ensure_main_thread
+    def _progress(self, done: int, total: int) -> None:
+        if self._on_store_progress and not self._closed.is_set():
+            self._on_store_progress(done, total)
+
+    def close(self) -> None:
+        self._closed.set()
+        if self._store_thread is not None:
+            self._store_thread.join(timeout=5)
+        self._source.close()

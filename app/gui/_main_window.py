@@ -1,0 +1,267 @@
+"""The main window: menus built from the command table, docks, projects, drag-and-drop."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QFileDialog,
+    QMainWindow,
+    QMenu,
+    QMessageBox,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.gui._annotate import AnnotateWorkspace
+from app.gui._bridge import Bridge
+from app.gui._commands import COMMANDS, effective_keys, load_overrides, save_overrides
+from app.gui._help import ShortcutEditor, ShortcutOverlay, about_text
+from app.gui._state import AnnotateState
+from storage import CaseImportError, Project, ProjectError, Settings, import_cases, to_csv, to_json
+from storage.media import MediaError
+
+MAX_RECENT = 8
+USER_ERRORS = (CaseImportError, MediaError, ProjectError)
+
+
+class MainWindow(QMainWindow):
+    """Menus, docks and the annotate workspace for one open project at a time."""
+
+    def __init__(self, settings: Settings, bridge: Bridge | None = None) -> None:
+        super().__init__()
+        self.settings = settings
+        self.bridge = bridge or Bridge()
+        self.state = AnnotateState(rater=settings.rater)
+        self.setWindowTitle("Rollout Workbench")
+        self.resize(1500, 920)
+        self.setAcceptDrops(True)
+        self.setDockOptions(
+            QMainWindow.DockOption.AnimatedDocks | QMainWindow.DockOption.AllowTabbedDocks
+        )
+
+        self.annotate = AnnotateWorkspace(self.state, self.bridge, settings)
+        self.setCentralWidget(self.annotate.center)
+        self.annotate.message.connect(lambda m: self.statusBar().showMessage(m, 5000))
+        self.docks: dict[str, QDockWidget] = {}
+        self._dock("Videos", self.annotate.videos, Qt.DockWidgetArea.LeftDockWidgetArea)
+        rubric = QWidget()
+        rl = QVBoxLayout(rubric)
+        rl.setContentsMargins(2, 2, 2, 2)
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.annotate.subgoals)
+        split.addWidget(self.annotate.gates)
+        split.setSizes([150, 650])
+        rl.addWidget(self.annotate.scores)
+        rl.addWidget(split, 1)
+        self._dock("Rubric", rubric, Qt.DockWidgetArea.RightDockWidgetArea)
+        self._dock("Evidence", self.annotate.evidence, Qt.DockWidgetArea.RightDockWidgetArea)
+        self.resizeDocks([self.docks["Videos"]], [190], Qt.Orientation.Horizontal)
+        self.resizeDocks([self.docks["Rubric"]], [470], Qt.Orientation.Horizontal)
+        self.resizeDocks(
+            [self.docks["Rubric"], self.docks["Evidence"]], [720, 140], Qt.Orientation.Vertical
+        )
+
+        self.actions_by_id: dict[str, QAction] = {}
+        self._shortcut_file = settings.config_dir / "shortcuts.json"
+        self._build_menus()
+        self.apply_shortcuts()
+        self.state.data_changed.connect(self._update_undo_text)
+        self.state.video_changed.connect(self._update_undo_text)
+        self.statusBar().showMessage("Open a project (Ctrl+O) or drop a case folder here")
+
+    # ---- menus -------------------------------------------------------------------------
+    def _handlers(self) -> dict[str, Callable[[], None]]:
+        return {
+            "project.new": self.new_project,
+            "project.open": self.open_project_dialog,
+            "project.import": self.import_dialog,
+            "project.export": self.export_dialog,
+            "app.quit": self.close,
+            "edit.undo": self.undo,
+            "edit.redo": self.redo,
+            "help.shortcuts": self.show_shortcuts,
+            "help.edit_shortcuts": self.edit_shortcuts,
+            "help.about": lambda: QMessageBox.about(self, "About Rollout Workbench", about_text()),
+        } | self.annotate.handlers()
+
+    def _build_menus(self) -> None:
+        handlers = self._handlers()
+        menus: dict[str, QMenu] = {}
+        for name in ("File", "Edit", "View", "Play", "Annotate", "Help"):
+            menus[name] = self.menuBar().addMenu(f"&{name}")
+        for cmd in COMMANDS:
+            act = QAction(cmd.title, self)
+            act.setObjectName(cmd.id)
+            act.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+            if cmd.help:
+                act.setStatusTip(cmd.help)
+            act.triggered.connect(lambda _c=False, h=handlers[cmd.id]: h())
+            menus[cmd.menu].addAction(act)
+            self.addAction(act)  # shortcuts work even with the menu bar hidden
+            self.actions_by_id[cmd.id] = act
+            if cmd.id == "project.open":
+                self.recent_menu = menus["File"].addMenu("Open &Recent")
+                self._fill_recent()
+            if cmd.id in ("project.export", "edit.redo", "play.loop", "video.prev"):
+                menus[cmd.menu].addSeparator()
+        view = menus["View"]
+        workspace = view.addMenu("&Workspace")
+        ws = workspace.addAction("&Annotate")
+        ws.setCheckable(True)
+        ws.setChecked(True)
+        view.addSeparator()
+        for dock in self.docks.values():
+            view.addAction(dock.toggleViewAction())
+
+    def apply_shortcuts(self) -> None:
+        """(Re)bind keys from defaults plus the user's overrides."""
+        try:
+            overrides = load_overrides(self._shortcut_file)
+        except ValueError as e:
+            self.statusBar().showMessage(f"{e}; using default shortcuts", 10000)
+            overrides = {}
+        self.keys = effective_keys(overrides)
+        for cid, act in self.actions_by_id.items():
+            act.setShortcuts([QKeySequence(k) for k in self.keys[cid]])
+
+    def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> None:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(f"dock.{title.lower()}")
+        dock.setWidget(widget)
+        self.addDockWidget(area, dock)
+        self.docks[title] = dock
+
+    # ---- projects ----------------------------------------------------------------------
+    def open_project(self, path: Path, *, create: bool = False) -> bool:
+        try:
+            project = Project.open_or_create(path) if create else Project.open(path)
+        except (ProjectError, OSError) as e:
+            QMessageBox.warning(self, "Cannot open project", str(e))
+            return False
+        self.state.set_project(project)
+        self.setWindowTitle(f"{path.name} — Rollout Workbench")
+        self._remember(path)
+        self._update_undo_text()
+        self.statusBar().showMessage(f"Opened {path}", 5000)
+        return True
+
+    def new_project(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "New project: choose an empty folder")
+        if folder:
+            self.open_project(Path(folder), create=True)
+
+    def open_project_dialog(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Open project folder")
+        if folder:
+            self.open_project(Path(folder))
+
+    def import_folder(self, folder: Path) -> None:
+        if self.state.project is None:
+            QMessageBox.information(self, "Import", "Open or create a project first.")
+            return
+        try:
+            report = import_cases(self.state.project, folder)
+        except USER_ERRORS as e:
+            QMessageBox.warning(self, "Import failed — nothing was changed", str(e))
+            return
+        self.state.project_changed.emit()
+        self.statusBar().showMessage(f"Imported {folder.name}: {report.summary()}", 10000)
+
+    def import_dialog(self) -> None:
+        folder = QFileDialog.getExistingDirectory(
+            self, "Import a case folder (or a folder of cases)"
+        )
+        if folder:
+            self.import_folder(Path(folder))
+
+    def export_dialog(self) -> None:
+        if self.state.project is None:
+            return
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Export annotations", "", "CSV (*.csv);;JSON (*.json)"
+        )
+        if path:
+            p = Path(path)
+            text = (
+                to_json(self.state.project) if p.suffix == ".json" else to_csv(self.state.project)
+            )
+            p.write_text(text, "utf-8")
+            self.statusBar().showMessage(f"Exported to {p}", 5000)
+
+    def _recent_file(self) -> Path:
+        return self.settings.config_dir / "recent.json"
+
+    def recent(self) -> list[str]:
+        try:
+            data = json.loads(self._recent_file().read_text("utf-8"))
+            return [str(p) for p in data][:MAX_RECENT]
+        except (OSError, ValueError, TypeError):
+            return []
+
+    def _remember(self, path: Path) -> None:
+        items = [str(path.resolve())] + [p for p in self.recent() if p != str(path.resolve())]
+        f = self._recent_file()
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_text(json.dumps(items[:MAX_RECENT]), "utf-8")
+        self._fill_recent()
+
+    def _fill_recent(self) -> None:
+        self.recent_menu.clear()
+        for p in self.recent():
+            act = self.recent_menu.addAction(p)
+            act.triggered.connect(lambda _c=False, p=p: self.open_project(Path(p)))
+        self.recent_menu.setEnabled(bool(self.recent()))
+
+    # ---- edit --------------------------------------------------------------------------
+    def undo(self) -> None:
+        if self.state.project is not None:
+            label = self.state.project.history.undo(self.state.rater)
+            self.statusBar().showMessage(f"Undid: {label}" if label else "Nothing to undo", 4000)
+            self.state.data_changed.emit()
+
+    def redo(self) -> None:
+        if self.state.project is not None:
+            label = self.state.project.history.redo(self.state.rater)
+            self.statusBar().showMessage(f"Redid: {label}" if label else "Nothing to redo", 4000)
+            self.state.data_changed.emit()
+
+    def _update_undo_text(self) -> None:
+        project = self.state.project
+        undo = project.history.undo_label(self.state.rater) if project else None
+        redo = project.history.redo_label(self.state.rater) if project else None
+        self.actions_by_id["edit.undo"].setText(f"&Undo {undo}" if undo else "&Undo")
+        self.actions_by_id["edit.undo"].setEnabled(undo is not None)
+        self.actions_by_id["edit.redo"].setText(f"&Redo {redo}" if redo else "&Redo")
+        self.actions_by_id["edit.redo"].setEnabled(redo is not None)
+
+    # ---- help --------------------------------------------------------------------------
+    def show_shortcuts(self) -> None:
+        ShortcutOverlay(self.keys, self).exec()
+
+    def edit_shortcuts(self) -> None:
+        dlg = ShortcutEditor(self.keys, self)
+        if dlg.exec():
+            save_overrides(self._shortcut_file, dlg.overrides())
+            self.apply_shortcuts()
+
+    # ---- drag and drop -----------------------------------------------------------------
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        urls = event.mimeData().urls()
+        if urls and all(u.isLocalFile() and Path(u.toLocalFile()).is_dir() for u in urls):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        for url in event.mimeData().urls():
+            self.import_folder(Path(url.toLocalFile()))
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.annotate.close()
+        self.state.set_project(None)
+        super().closeEvent(event)

@@ -1,0 +1,79 @@
+"""The list of videos to annotate: anonymous ids only, grouped by case, with progress."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem, QWidget
+
+from app.gui._state import AnnotateState
+from storage import Video
+
+VIDEO_ROLE = Qt.ItemDataRole.UserRole
+
+
+def _fmt(v: float | None) -> str:
+    return "—" if v is None else f"{v:.1f}"
+
+
+class VideoList(QTreeWidget):
+    """Cases and their videos. Shows nothing that could unblind a rater (no model or file)."""
+
+    video_activated = Signal(object)  # Video
+
+    def __init__(self, state: AnnotateState, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.setHeaderLabels(["Video", "S"])
+        self.setColumnWidth(0, 150)
+        self.setRootIsDecorated(True)
+        self.setUniformRowHeights(True)
+        self.itemActivated.connect(self._activate)
+        self.itemClicked.connect(self._activate)
+        state.project_changed.connect(self.refresh)
+        state.data_changed.connect(self.refresh_scores)
+        state.video_changed.connect(self._select_current)
+
+    def refresh(self) -> None:
+        self.clear()
+        st = self.state
+        if st.project is None:
+            return
+        for case in st.project.cases():
+            parent = QTreeWidgetItem(self, [case.id, ""])
+            parent.setFlags(parent.flags() & ~Qt.ItemFlag.ItemIsSelectable)
+            for v in st.project.videos(case.id):
+                item = QTreeWidgetItem(parent, [v.id, ""])
+                item.setData(0, VIDEO_ROLE, v)
+            parent.setExpanded(True)
+        self.refresh_scores()
+
+    def refresh_scores(self) -> None:
+        st = self.state
+        if st.project is None:
+            return
+        for item in self._video_items():
+            v: Video = item.data(0, VIDEO_ROLE)
+            live = st.project.annotations.live_score(v.id, v.case_id, st.rater)
+            text = _fmt(live.score.s) if live.n_complete else ""
+            item.setText(1, text + ("*" if live.provisional and live.n_complete else ""))
+
+    def videos(self) -> list[Video]:
+        return [i.data(0, VIDEO_ROLE) for i in self._video_items()]
+
+    def _video_items(self) -> list[QTreeWidgetItem]:
+        out = []
+        for k in range(self.topLevelItemCount()):
+            parent = self.topLevelItem(k)
+            out.extend(parent.child(j) for j in range(parent.childCount()))
+        return out
+
+    def _activate(self, item: QTreeWidgetItem) -> None:
+        v = item.data(0, VIDEO_ROLE)
+        if v is not None and (self.state.video is None or v.id != self.state.video.id):
+            self.video_activated.emit(v)
+
+    def _select_current(self) -> None:
+        cur = self.state.video
+        for item in self._video_items():
+            if cur is not None and item.data(0, VIDEO_ROLE).id == cur.id:
+                self.setCurrentItem(item)

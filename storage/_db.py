@@ -1,0 +1,77 @@
+"""SQLite connection setup, explicit write transactions and ordered migrations.
+
+Every project opens the database the same way: WAL journal (readers never block the writer),
+a busy timeout (several processes share one file), foreign keys on, and ``synchronous=FULL`` so a
+committed decision survives a power cut, not just a crash. Writes go through :func:`write`, which
+takes the write lock up front (``BEGIN IMMEDIATE``) instead of upgrading a read transaction later,
+the usual cause of "database is locked" under concurrency.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import sqlite_utils
+
+BUSY_TIMEOUT_MS = 10_000
+
+Migration = Callable[[sqlite_utils.Database], None]
+
+
+def connect(path: Path) -> sqlite_utils.Database:
+    """Open (or create) the database at ``path`` with the project's pragmas."""
+    conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=10)
+    conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=FULL")
+    conn.execute("PRAGMA foreign_keys=ON")
+    return sqlite_utils.Database(conn, execute_plugins=False)
+
+
+@contextmanager
+def write(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Database]:
+    """Run a block as one write transaction; nested blocks join the outer one."""
+    conn = db.conn
+    if conn.in_transaction:
+        with db.atomic():
+            yield db
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield db
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    else:
+        conn.execute("COMMIT")
+
+
+def schema_version(db: sqlite_utils.Database) -> int:
+    """The schema version stored in the database (0 for a new file)."""
+    if "meta" not in db.table_names():
+        return 0
+    row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    return int(row[0]) if row else 0
+
+
+class SchemaTooNewError(RuntimeError):
+    """The project was written by a newer version of the workbench."""
+
+
+def migrate(db: sqlite_utils.Database, migrations: list[Migration], path: Path) -> int:
+    """Bring the schema up to date, each migration in its own transaction. Returns the version."""
+    current = schema_version(db)
+    if current > len(migrations):
+        raise SchemaTooNewError(
+            f"{path}: project schema v{current} is newer than this workbench supports "
+            f"(v{len(migrations)}); update the workbench to open it"
+        )
+    for version in range(current + 1, len(migrations) + 1):
+        with write(db):
+            migrations[version - 1](db)
+            db["meta"].upsert({"key": "schema_version", "value": str(version)}, pk="key")
+    return len(migrations)

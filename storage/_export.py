@@ -1,0 +1,165 @@
+"""Export annotations as CSV (one row per rated subgoal) or JSON (nested per video and rater).
+
+Columns are documented in docs/export-format.md; keep that table in step with ``CSV_COLUMNS``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any
+
+from annotation import GATES_ALL, Mark
+from storage._project import Project
+
+CSV_COLUMNS = (
+    "video_id",
+    "case_id",
+    "rater_id",
+    "subgoal",
+    "source",
+    "target",
+    "action",
+    "end_state",
+    "requires",
+    *GATES_ALL,
+    "task_level",
+    "physics_state",
+    "evidence",
+    "video_T100",
+    "video_P100",
+    "video_S",
+    "video_coverage",
+    "video_complete",
+)
+
+
+def _fmt(outcome: int | Mark | None) -> str:
+    if outcome is None:
+        return "pending"
+    if isinstance(outcome, Mark):
+        return {Mark.NA: "NA", Mark.UNATTEMPTED: "unattempted", Mark.UNRESOLVED: "unresolved"}[
+            outcome
+        ]
+    return str(outcome)
+
+
+def _num(v: float | None) -> float | None:
+    return None if v is None else round(v, 3)
+
+
+def collect(project: Project, *, include_identity: bool = True) -> list[dict[str, Any]]:
+    """Every rating in the project as nested dicts (the JSON export).
+
+    ``include_identity=False`` leaves out model, seed and role (a blind rater-side export).
+    """
+    out: list[dict[str, Any]] = []
+    ann = project.annotations
+    for video_id, rater_id in project.db.execute(
+        "SELECT video_id, rater_id FROM ratings ORDER BY video_id, rater_id"
+    ).fetchall():
+        video = project.video(video_id)
+        plan = ann.plan(video.case_id, rater_id)
+        answers = ann.answers(video_id, rater_id)
+        results = ann.results(video_id, video.case_id, rater_id)
+        live = ann.live_score(video_id, video.case_id, rater_id)
+        marks = ann.evidence(video_id, rater_id)
+        rating = ann.rating(video_id, rater_id)
+        subgoals = []
+        for sg, res in zip(plan, results, strict=True):
+            subgoals.append(
+                {
+                    "subgoal": sg.label,
+                    "source": sg.source,
+                    "target": sg.target,
+                    "action": sg.action,
+                    "end_state": sg.end_state,
+                    "requires": [s.label for s in plan if s.id in sg.requires],
+                    "gates": {g: a.value for g, a in sorted(answers.get(sg.id, {}).items())},
+                    "task_level": _fmt(res.task.outcome),
+                    "physics_state": _fmt(res.physics.outcome),
+                    "evidence": [
+                        {
+                            "gate": m.gate,
+                            "start_frame": m.start_frame,
+                            "end_frame": m.end_frame,
+                            "box": list(m.box) if m.box else None,
+                            "note": m.note,
+                        }
+                        for m in marks
+                        if m.subgoal_id == sg.id
+                    ],
+                }
+            )
+        entry: dict[str, Any] = {
+            "video_id": video_id,
+            "case_id": video.case_id,
+            "rater_id": rater_id,
+            "scores": {
+                "T100": _num(live.score.t100),
+                "P100": _num(live.score.p100),
+                "S": _num(live.score.s),
+                "coverage": _num(live.score.coverage),
+                "complete": not live.provisional,
+            },
+            "holistic": {
+                "task": rating.holistic_task if rating else None,
+                "physics": rating.holistic_physics if rating else None,
+            },
+            "subgoals": subgoals,
+            "video_evidence": [
+                {"start_frame": m.start_frame, "end_frame": m.end_frame, "note": m.note}
+                for m in marks
+                if m.subgoal_id is None
+            ],
+        }
+        if include_identity:
+            entry |= {"role": video.role.value, "model": video.model, "seed": video.seed}
+        out.append(entry)
+    return out
+
+
+def to_json(project: Project) -> str:
+    return json.dumps(
+        {"format": "rollout-workbench/export@1", "ratings": collect(project)}, indent=2
+    )
+
+
+def to_csv(project: Project) -> str:
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    w.writeheader()
+    for entry in collect(project):
+        sc = entry["scores"]
+        for sg in entry["subgoals"]:
+            w.writerow(
+                {
+                    "video_id": entry["video_id"],
+                    "case_id": entry["case_id"],
+                    "rater_id": entry["rater_id"],
+                    "subgoal": sg["subgoal"],
+                    "source": sg["source"],
+                    "target": sg["target"] or "",
+                    "action": sg["action"],
+                    "end_state": sg["end_state"],
+                    "requires": " ".join(sg["requires"]),
+                    **{g: sg["gates"].get(g, "") for g in GATES_ALL},
+                    "task_level": sg["task_level"],
+                    "physics_state": sg["physics_state"],
+                    "evidence": "; ".join(
+                        f"{e['gate'] or '-'}@{e['start_frame']}-{e['end_frame']}"
+                        + (f" {e['note']}" if e["note"] else "")
+                        for e in sg["evidence"]
+                    ),
+                    "video_T100": sc["T100"],
+                    "video_P100": sc["P100"],
+                    "video_S": sc["S"],
+                    "video_coverage": sc["coverage"],
+                    "video_complete": sc["complete"],
+                }
+            )
+    return buf.getvalue()
+
+
+__all__ = ["CSV_COLUMNS", "collect", "to_csv", "to_json"]

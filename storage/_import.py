@@ -1,0 +1,244 @@
+"""Import case folders into a project: all or nothing, idempotent.
+
+Everything is validated first (case files, every referenced file, images, video indexing); only
+then are media copied in (to temporary names) and rows written in one transaction. On any error
+the temporary files are removed and the project is exactly as it was. Media are stored by sha256,
+so importing the same files again finds them already present and changes nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from storage._caseformat import CASE_FILE, CaseFile, CaseImportError, read_case_file
+from storage._db import write
+from storage._history import now
+from storage._project import Project
+from storage.media import MediaError, VideoIndex, index_video, probe_image
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class ImportReport:
+    cases_added: list[str] = field(default_factory=list)
+    cases_unchanged: list[str] = field(default_factory=list)
+    videos_added: int = 0
+    videos_unchanged: int = 0
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.cases_added or self.videos_added)
+
+    def summary(self) -> str:
+        return (
+            f"{len(self.cases_added)} case(s) added, {len(self.cases_unchanged)} unchanged; "
+            f"{self.videos_added} video(s) added, {self.videos_unchanged} already present"
+        )
+
+
+@dataclass(frozen=True)
+class _Media:
+    src: Path
+    sha256: str
+    kind: str
+    index: VideoIndex | None = None
+
+
+@dataclass(frozen=True)
+class _Case:
+    folder: Path
+    spec: CaseFile
+    image: _Media
+    videos: tuple[_Media, ...]
+
+
+def find_case_folders(folder: Path) -> list[Path]:
+    """``folder`` itself if it holds a case.json, else its immediate subfolders that do."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise CaseImportError(f"{folder}: not a folder")
+    if (folder / CASE_FILE).is_file():
+        return [folder]
+    found = sorted(p for p in folder.iterdir() if (p / CASE_FILE).is_file())
+    if not found:
+        raise CaseImportError(f"{folder}: no {CASE_FILE} here or in any subfolder")
+    return found
+
+
+def import_cases(project: Project, folder: Path, progress: Progress | None = None) -> ImportReport:
+    """Import one case folder or a folder of case folders."""
+    say = progress or (lambda _m: None)
+    cases = [_validate(f, say) for f in find_case_folders(folder)]
+    ids = [c.spec.id for c in cases]
+    dupes = {i for i in ids if ids.count(i) > 1}
+    if dupes:
+        raise CaseImportError(f"{folder}: case id(s) used by more than one folder: {sorted(dupes)}")
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for c in cases:
+            for m in (c.image, *c.videos):
+                staged.extend(_stage(project, m))
+        with write(project.db):
+            report = _write_rows(project, cases)
+            for tmp, final in staged:
+                os.replace(tmp, final)
+    finally:
+        for tmp, _ in staged:
+            tmp.unlink(missing_ok=True)
+    return report
+
+
+def _validate(folder: Path, say: Progress) -> _Case:
+    spec = read_case_file(folder)
+    say(f"checking {spec.id}")
+    img_path = _resolve(folder, spec.initial_image, "initial_image")
+    try:
+        probe_image(img_path)
+    except MediaError as e:
+        raise CaseImportError(f"{folder / CASE_FILE}: initial_image: {e}") from None
+    image = _Media(img_path, _sha256(img_path), "image")
+    videos = []
+    seen: dict[str, str] = {}
+    for k, entry in enumerate(spec.videos):
+        path = _resolve(folder, entry.file, f"videos.{k}.file")
+        try:
+            index = index_video(path)
+        except MediaError as e:
+            raise CaseImportError(f"{folder / CASE_FILE}: videos.{k}: {e}") from None
+        sha = _sha256(path)
+        if sha in seen:
+            raise CaseImportError(f"{folder / CASE_FILE}: videos.{k}: same file as {seen[sha]}")
+        seen[sha] = entry.file
+        videos.append(_Media(path, sha, "video", index))
+    return _Case(folder, spec, image, tuple(videos))
+
+
+def _resolve(folder: Path, rel: str, field_name: str) -> Path:
+    path = (folder / rel).resolve()
+    if not path.is_relative_to(folder.resolve()):
+        raise CaseImportError(
+            f"{folder / CASE_FILE}: field '{field_name}': {rel!r} is outside the case folder"
+        )
+    if not path.is_file():
+        raise CaseImportError(f"{folder / CASE_FILE}: field '{field_name}': file {rel!r} not found")
+    return path
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _rel_path(m: _Media) -> str:
+    return f"{m.sha256[:2]}/{m.sha256}{m.src.suffix.lower()}"
+
+
+def _stage(project: Project, m: _Media) -> list[tuple[Path, Path]]:
+    final = project.media_dir / _rel_path(m)
+    if final.exists():
+        return []
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = final.with_name(final.name + ".importing")
+    shutil.copyfile(m.src, tmp)
+    return [(tmp, final)]
+
+
+def _write_rows(project: Project, cases: list[_Case]) -> ImportReport:
+    db = project.db
+    report = ImportReport()
+    for c in cases:
+        for m in (c.image, *c.videos):
+            _insert_media(project, m)
+        spec = c.spec
+        row = {
+            "id": spec.id,
+            "goal": spec.goal,
+            "domain": spec.domain.value,
+            "clutter": spec.clutter.value,
+            "initial_image": c.image.sha256,
+            "extra": json.dumps(spec.extra_fields(), sort_keys=True),
+        }
+        existing = list(db["cases"].rows_where("id = ?", [spec.id]))
+        if existing:
+            old = {k: existing[0][k] for k in row}
+            if old != row:
+                changed = sorted(k for k in row if old[k] != row[k])
+                raise CaseImportError(
+                    f"{c.folder / CASE_FILE}: case {spec.id!r} is already in the project with "
+                    f"different {', '.join(changed)}; give the new case another id"
+                )
+        else:
+            db["cases"].insert(row | {"imported_at": now()})
+        added_here = 0
+        for entry, m in zip(spec.videos, c.videos, strict=True):
+            hit = db.execute(
+                "SELECT id FROM videos WHERE case_id = ? AND media = ?", [spec.id, m.sha256]
+            ).fetchone()
+            if hit:
+                report.videos_unchanged += 1
+                continue
+            db["videos"].insert(
+                {
+                    "id": _anon_id(project.project_id, spec.id, m.sha256),
+                    "case_id": spec.id,
+                    "media": m.sha256,
+                    "role": entry.role.value,
+                    "model": entry.model,
+                    "seed": entry.seed,
+                    "source_name": Path(entry.file).name,
+                    "truth": json.dumps(entry.demo_truth) if entry.demo_truth else None,
+                    "imported_at": now(),
+                }
+            )
+            added_here += 1
+        report.videos_added += added_here
+        if existing:
+            report.cases_unchanged.append(spec.id)
+        else:
+            report.cases_added.append(spec.id)
+    return report
+
+
+def _insert_media(project: Project, m: _Media) -> None:
+    db = project.db
+    if db.execute("SELECT 1 FROM media WHERE sha256 = ?", [m.sha256]).fetchone():
+        return
+    db["media"].insert(
+        {
+            "sha256": m.sha256,
+            "kind": m.kind,
+            "rel_path": _rel_path(m),
+            "bytes": m.src.stat().st_size,
+            "original_name": m.src.name,
+            "imported_at": now(),
+        }
+    )
+    if m.index is not None:
+        ix = m.index
+        db["video_index"].insert(
+            {
+                "sha256": m.sha256,
+                "frame_count": ix.frame_count,
+                "width": ix.width,
+                "height": ix.height,
+                "fps": ix.fps,
+                "duration_s": ix.duration_s,
+                "data": json.dumps(ix.to_json()),
+            }
+        )
+
+
+def _anon_id(project_id: str, case_id: str, sha: str) -> str:
+    """A short id that reveals nothing about model, seed or file, stable for this project."""
+    digest = hashlib.sha256(f"{project_id}:{case_id}:{sha}".encode()).hexdigest()
+    return f"V-{digest[:8].upper()}"

@@ -1,0 +1,46 @@
+"""The one settings model: environment variables with the ``WB_`` prefix, else defaults.
+
+| variable              | default      | meaning                                              |
+|-----------------------|--------------|------------------------------------------------------|
+| WB_RATER              | OS user name | rater id used by the GUI when none is chosen          |
+| WB_FRAME_CACHE_MB     | 256          | bound on decoded frames held in memory per video      |
+| WB_FRAME_STORE        | true         | build a seek cache so any frame shows in a few ms     |
+| WB_FRAME_STORE_QUALITY| 95           | JPEG quality of the seek cache (exact decode on idle) |
+| WB_HOP_FRAMES         | 10           | frames jumped by "hop" in the player                  |
+| WB_CONFIG_DIR         | platformdirs | where recent projects and shortcut overrides live     |
+"""
+
+from __future__ import annotations
+
+import getpass
+from pathlib import Path
+
+import platformdirs
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def _default_rater() -> str:
+    try:
+        return getpass.getuser() or "rater"
+    except Exception:  # no user database in some containers
+        return "rater"
+
+
+class Settings(BaseSettings):
+    """Workbench settings; see the table in this module's docstring (and the README)."""
+
+    model_config = SettingsConfigDict(env_prefix="WB_", frozen=True)
+
+    rater: str = Field(default_factory=_default_rater)
+    frame_cache_mb: int = Field(256, ge=16, le=65536)
+    frame_store: bool = True
+    frame_store_quality: int = Field(95, ge=50, le=100)
+    hop_frames: int = Field(10, ge=2, le=1000)
+    config_dir: Path = Field(
+        default_factory=lambda: Path(platformdirs.user_config_dir("rollout-workbench"))
+    )
+
+
+def load_settings() -> Settings:
+    return Settings()
