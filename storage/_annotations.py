@@ -53,7 +53,7 @@ class Annotations:
         if not rater_id.strip():
             raise AnnotationError("rater id must not be empty")
         with write(self._db):
-            self._db["raters"].insert(
+            self._db.table("raters").insert(
                 {"id": rater_id, "name": name or rater_id, "created_at": now()}, ignore=True
             )
 
@@ -65,7 +65,7 @@ class Annotations:
             "WHERE p.case_id = ? AND p.rater_id = ? ORDER BY s.position",
             [case_id, rater_id],
         ).fetchall()
-        cols = [c.name for c in self._db["subgoals"].columns]
+        cols = [c.name for c in self._db.table("subgoals").columns]
         return [_subgoal(dict(zip(cols, r, strict=True))) for r in rows]
 
     def add_subgoal(
@@ -149,7 +149,7 @@ class Annotations:
                     )
 
     def subgoal(self, subgoal_id: int) -> Subgoal:
-        rows = list(self._db["subgoals"].rows_where("id = ?", [subgoal_id]))
+        rows = list(self._db.table("subgoals").rows_where("id = ?", [subgoal_id]))
         if not rows:
             raise AnnotationError(f"subgoal {subgoal_id} does not exist")
         return _subgoal(rows[0])
@@ -279,7 +279,7 @@ class Annotations:
 
     def rating(self, video_id: str, rater_id: str) -> Rating | None:
         rows = list(
-            self._db["ratings"].rows_where("video_id=? AND rater_id=?", [video_id, rater_id])
+            self._db.table("ratings").rows_where("video_id=? AND rater_id=?", [video_id, rater_id])
         )
         return Rating(**_pick(rows[0], Rating)) if rows else None
 
@@ -308,11 +308,11 @@ class Annotations:
         )
 
     def _siblings(self, sg: Subgoal) -> list[Subgoal]:
-        rows = self._db["subgoals"].rows_where("plan_id = ?", [sg.plan_id], order_by="position")
+        rows = self._db.table("subgoals").rows_where("plan_id = ?", [sg.plan_id], order_by="position")
         return [_subgoal(r) for r in rows]
 
     def _evidence(self, pk: int) -> EvidenceMark:
-        row = next(iter(self._db["evidence_marks"].rows_where("id = ?", [pk])))
+        row = next(iter(self._db.table("evidence_marks").rows_where("id = ?", [pk])))
         box = json.loads(row["box"]) if row["box"] else None
         return EvidenceMark(**(_pick(row, EvidenceMark) | {"box": tuple(box) if box else None}))
 

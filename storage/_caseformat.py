@@ -43,7 +43,7 @@ class VideoEntry(BaseModel):
 class CaseFile(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    format: Literal["rollout-workbench/case@1"] = FORMAT
+    format: Literal["rollout-workbench/case@1"] = "rollout-workbench/case@1"
     id: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,80}$")
     goal: str = Field(min_length=1)
     domain: Domain

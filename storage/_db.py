@@ -73,5 +73,5 @@ def migrate(db: sqlite_utils.Database, migrations: list[Migration], path: Path) 
     for version in range(current + 1, len(migrations) + 1):
         with write(db):
             migrations[version - 1](db)
-            db["meta"].upsert({"key": "schema_version", "value": str(version)}, pk="key")
+            db.table("meta").upsert({"key": "schema_version", "value": str(version)}, pk="key")
     return len(migrations)

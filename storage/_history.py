@@ -41,6 +41,7 @@ class Changeset:
         tbl = self.db.table(table)
         tbl.insert(values)
         pk = values.get("id", tbl.last_pk)
+        assert pk is not None
         self.changes.append(
             {"table": table, "id": pk, "before": None, "after": self.row(table, pk)}
         )
@@ -81,7 +82,7 @@ class History:
         if not cs.changes:
             return
         self._db.execute("DELETE FROM history WHERE scope = ? AND state = 'undone'", [scope])
-        self._db["history"].insert(
+        self._db.table("history").insert(
             {
                 "scope": scope,
                 "label": label,
@@ -107,7 +108,7 @@ class History:
                 return None
             for ch in reversed(json.loads(row["changes"])):
                 _restore(self._db, ch["table"], ch["id"], ch["before"])
-            self._db["history"].update(row["id"], {"state": "undone"})
+            self._db.table("history").update(row["id"], {"state": "undone"})
             return str(row["label"])
 
     def redo(self, scope: str) -> str | None:
@@ -118,12 +119,12 @@ class History:
                 return None
             for ch in json.loads(row["changes"]):
                 _restore(self._db, ch["table"], ch["id"], ch["after"])
-            self._db["history"].update(row["id"], {"state": "done"})
+            self._db.table("history").update(row["id"], {"state": "done"})
             return str(row["label"])
 
     def _top(self, scope: str, state: str, order: str) -> Row | None:
         rows = list(
-            self._db["history"].rows_where(
+            self._db.table("history").rows_where(
                 "scope = ? AND state = ?", [scope, state], order_by=f"id {order}", limit=1
             )
         )

@@ -84,7 +84,7 @@ def import_cases(project: Project, folder: Path, progress: Progress | None = Non
     try:
         for c in cases:
             for m in (c.image, *c.videos):
-                staged.extend(_stage(project, m))
+                staged.extend(_stage(project, m, staged))
         with write(project.db):
             report = _write_rows(project, cases)
             for tmp, final in staged:
@@ -143,10 +143,10 @@ def _rel_path(m: _Media) -> str:
     return f"{m.sha256[:2]}/{m.sha256}{m.src.suffix.lower()}"
 
 
-def _stage(project: Project, m: _Media) -> list[tuple[Path, Path]]:
+def _stage(project: Project, m: _Media, staged: list[tuple[Path, Path]]) -> list[tuple[Path, Path]]:
     final = project.media_dir / _rel_path(m)
-    if final.exists():
-        return []
+    if final.exists() or any(f == final for _, f in staged):
+        return []  # already in the project, or the same file appears twice in this import
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = final.with_name(final.name + ".importing")
     shutil.copyfile(m.src, tmp)
@@ -168,7 +168,7 @@ def _write_rows(project: Project, cases: list[_Case]) -> ImportReport:
             "initial_image": c.image.sha256,
             "extra": json.dumps(spec.extra_fields(), sort_keys=True),
         }
-        existing = list(db["cases"].rows_where("id = ?", [spec.id]))
+        existing = list(db.table("cases").rows_where("id = ?", [spec.id]))
         if existing:
             old = {k: existing[0][k] for k in row}
             if old != row:
@@ -178,7 +178,7 @@ def _write_rows(project: Project, cases: list[_Case]) -> ImportReport:
                     f"different {', '.join(changed)}; give the new case another id"
                 )
         else:
-            db["cases"].insert(row | {"imported_at": now()})
+            db.table("cases").insert(row | {"imported_at": now()})
         added_here = 0
         for entry, m in zip(spec.videos, c.videos, strict=True):
             hit = db.execute(
@@ -187,7 +187,7 @@ def _write_rows(project: Project, cases: list[_Case]) -> ImportReport:
             if hit:
                 report.videos_unchanged += 1
                 continue
-            db["videos"].insert(
+            db.table("videos").insert(
                 {
                     "id": _anon_id(project.project_id, spec.id, m.sha256),
                     "case_id": spec.id,
@@ -213,7 +213,7 @@ def _insert_media(project: Project, m: _Media) -> None:
     db = project.db
     if db.execute("SELECT 1 FROM media WHERE sha256 = ?", [m.sha256]).fetchone():
         return
-    db["media"].insert(
+    db.table("media").insert(
         {
             "sha256": m.sha256,
             "kind": m.kind,
@@ -225,7 +225,7 @@ def _insert_media(project: Project, m: _Media) -> None:
     )
     if m.index is not None:
         ix = m.index
-        db["video_index"].insert(
+        db.table("video_index").insert(
             {
                 "sha256": m.sha256,
                 "frame_count": ix.frame_count,

@@ -65,8 +65,8 @@ class Project:
         try:
             migrate(db, MIGRATIONS, root / DB_NAME)
             with write(db):
-                db["meta"].insert({"key": "project_id", "value": uuid.uuid4().hex}, ignore=True)
-                db["meta"].insert({"key": "created_at", "value": now()}, ignore=True)
+                db.table("meta").insert({"key": "project_id", "value": uuid.uuid4().hex}, ignore=True)
+                db.table("meta").insert({"key": "created_at", "value": now()}, ignore=True)
         except Exception:
             db.close()
             raise
@@ -95,32 +95,32 @@ class Project:
 
     @property
     def project_id(self) -> str:
-        return str(self.db["meta"].get("project_id")["value"])
+        return str(self.db.table("meta").get("project_id")["value"])
 
     def media_path(self, sha256: str) -> Path:
-        row = self.db["media"].get(sha256)
+        row = self.db.table("media").get(sha256)
         return self.media_dir / str(row["rel_path"])
 
     # ---- cases and videos ---------------------------------------------------------------
     def cases(self) -> list[Case]:
-        return [_case(r) for r in self.db["cases"].rows_where(order_by="id")]
+        return [_case(r) for r in self.db.table("cases").rows_where(order_by="id")]
 
     def case(self, case_id: str) -> Case:
-        rows = list(self.db["cases"].rows_where("id = ?", [case_id]))
+        rows = list(self.db.table("cases").rows_where("id = ?", [case_id]))
         if not rows:
             raise ProjectError(f"no case {case_id!r} in this project")
         return _case(rows[0])
 
     def case_extra(self, case_id: str) -> dict[str, Any]:
-        row = self.db["cases"].get(case_id)
+        row = self.db.table("cases").get(case_id)
         return dict(json.loads(row["extra"] or "{}"))
 
     def videos(self, case_id: str | None = None) -> list[Video]:
         where, args = ("case_id = ?", [case_id]) if case_id else (None, [])
-        return [_video(r) for r in self.db["videos"].rows_where(where, args, order_by="id")]
+        return [_video(r) for r in self.db.table("videos").rows_where(where, args, order_by="id")]
 
     def video(self, video_id: str) -> Video:
-        rows = list(self.db["videos"].rows_where("id = ?", [video_id]))
+        rows = list(self.db.table("videos").rows_where("id = ?", [video_id]))
         if not rows:
             raise ProjectError(f"no video {video_id!r} in this project")
         return _video(rows[0])
@@ -129,12 +129,12 @@ class Project:
         return self.media_path(video.media)
 
     def video_index(self, video: Video) -> VideoIndex:
-        row = self.db["video_index"].get(video.media)
+        row = self.db.table("video_index").get(video.media)
         return VideoIndex.from_json(json.loads(row["data"]))
 
     def video_truth(self, video_id: str) -> dict[str, Any] | None:
         """Demo ground truth, for tests and agreement demos; never shown to raters."""
-        raw = self.db["videos"].get(video_id)["truth"]
+        raw = self.db.table("videos").get(video_id)["truth"]
         return dict(json.loads(raw)) if raw else None
 
     def store_path(self, video: Video) -> Path:

@@ -12,8 +12,8 @@ from storage._db import Migration
 
 
 def _v1(db: sqlite_utils.Database) -> None:
-    db["meta"].create({"key": str, "value": str}, pk="key")
-    db["media"].create(
+    db.table("meta").create({"key": str, "value": str}, pk="key")
+    db.table("media").create(
         {
             "sha256": str,
             "kind": str,  # video | image
@@ -25,7 +25,7 @@ def _v1(db: sqlite_utils.Database) -> None:
         pk="sha256",
         not_null={"kind", "rel_path", "bytes"},
     )
-    db["video_index"].create(
+    db.table("video_index").create(
         {
             "sha256": str,
             "frame_count": int,
@@ -38,7 +38,7 @@ def _v1(db: sqlite_utils.Database) -> None:
         pk="sha256",
         foreign_keys=[("sha256", "media", "sha256")],
     )
-    db["cases"].create(
+    db.table("cases").create(
         {
             "id": str,
             "goal": str,
@@ -52,7 +52,7 @@ def _v1(db: sqlite_utils.Database) -> None:
         not_null={"goal", "domain", "clutter", "initial_image"},
         foreign_keys=[("initial_image", "media", "sha256")],
     )
-    db["videos"].create(
+    db.table("videos").create(
         {
             "id": str,  # anonymous id shown to raters
             "case_id": str,
@@ -68,15 +68,15 @@ def _v1(db: sqlite_utils.Database) -> None:
         not_null={"case_id", "media", "role"},
         foreign_keys=[("case_id", "cases", "id"), ("media", "media", "sha256")],
     )
-    db["videos"].create_index(["case_id", "media"], unique=True)
-    db["raters"].create({"id": str, "name": str, "created_at": str}, pk="id")
-    db["subgoal_plans"].create(
+    db.table("videos").create_index(["case_id", "media"], unique=True)
+    db.table("raters").create({"id": str, "name": str, "created_at": str}, pk="id")
+    db.table("subgoal_plans").create(
         {"id": int, "case_id": str, "rater_id": str, "created_at": str},
         pk="id",
         foreign_keys=[("case_id", "cases", "id"), ("rater_id", "raters", "id")],
     )
-    db["subgoal_plans"].create_index(["case_id", "rater_id"], unique=True)
-    db["subgoals"].create(
+    db.table("subgoal_plans").create_index(["case_id", "rater_id"], unique=True)
+    db.table("subgoals").create(
         {
             "id": int,
             "plan_id": int,
@@ -93,7 +93,7 @@ def _v1(db: sqlite_utils.Database) -> None:
         not_null={"plan_id", "position", "source", "action"},
         foreign_keys=[("plan_id", "subgoal_plans", "id")],
     )
-    db["ratings"].create(
+    db.table("ratings").create(
         {
             "id": int,
             "video_id": str,
@@ -106,8 +106,8 @@ def _v1(db: sqlite_utils.Database) -> None:
         pk="id",
         foreign_keys=[("video_id", "videos", "id"), ("rater_id", "raters", "id")],
     )
-    db["ratings"].create_index(["video_id", "rater_id"], unique=True)
-    db["gate_decisions"].create(
+    db.table("ratings").create_index(["video_id", "rater_id"], unique=True)
+    db.table("gate_decisions").create(
         {
             "id": int,
             "rating_id": int,
@@ -121,8 +121,8 @@ def _v1(db: sqlite_utils.Database) -> None:
         not_null={"rating_id", "subgoal_id", "gate", "answer"},
         foreign_keys=[("rating_id", "ratings", "id"), ("subgoal_id", "subgoals", "id")],
     )
-    db["gate_decisions"].create_index(["rating_id", "subgoal_id", "gate"], unique=True)
-    db["evidence_marks"].create(
+    db.table("gate_decisions").create_index(["rating_id", "subgoal_id", "gate"], unique=True)
+    db.table("evidence_marks").create(
         {
             "id": int,
             "rating_id": int,
@@ -138,7 +138,7 @@ def _v1(db: sqlite_utils.Database) -> None:
         not_null={"rating_id", "start_frame", "end_frame"},
         foreign_keys=[("rating_id", "ratings", "id"), ("subgoal_id", "subgoals", "id")],
     )
-    db["history"].create(
+    db.table("history").create(
         {
             "id": int,
             "scope": str,  # whose undo stack (the rater id)
@@ -150,7 +150,7 @@ def _v1(db: sqlite_utils.Database) -> None:
         pk="id",
         not_null={"scope", "label", "changes", "state"},
     )
-    db["history"].create_index(["scope", "state", "id"])
+    db.table("history").create_index(["scope", "state", "id"])
 
 
 MIGRATIONS: list[Migration] = [_v1]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QToolButton, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QStyle, QToolButton, QWidget
 
 from app.gui._state import AnnotateState
 from storage.media import VideoIndex
@@ -141,24 +141,39 @@ class TransportBar(QWidget):
         lay = QHBoxLayout(self)
         lay.setContentsMargins(4, 2, 4, 2)
 
+        style = self.style()
+        icons = {
+            "first": QStyle.StandardPixmap.SP_MediaSkipBackward,
+            "hop_back": QStyle.StandardPixmap.SP_MediaSeekBackward,
+            "play": QStyle.StandardPixmap.SP_MediaPlay,
+            "hop_fwd": QStyle.StandardPixmap.SP_MediaSeekForward,
+            "last": QStyle.StandardPixmap.SP_MediaSkipForward,
+            "loop": QStyle.StandardPixmap.SP_BrowserReload,
+        }
+        self._play_icon = style.standardIcon(QStyle.StandardPixmap.SP_MediaPlay)
+        self._pause_icon = style.standardIcon(QStyle.StandardPixmap.SP_MediaPause)
+
         def button(text: str, tip: str, slot: object) -> QToolButton:
             b = QToolButton(self)
-            b.setText(text)
+            if text in icons:
+                b.setIcon(style.standardIcon(icons[text]))
+            else:
+                b.setText(text)
             b.setToolTip(tip)
             b.setFocusPolicy(Qt.FocusPolicy.NoFocus)
             b.clicked.connect(slot)
             lay.addWidget(b)
             return b
 
-        button("⏮", "First frame (Home)", player.first)
-        button("«", "Hop back (Shift+Left)", lambda: player.step(-player.hop))
-        button("‹", "Previous frame (Left)", lambda: player.step(-1))
-        self.play_button = button("▶", "Play / pause (Space)", player.toggle)
-        button("›", "Next frame (Right)", lambda: player.step(1))
-        button("»", "Hop forward (Shift+Right)", lambda: player.step(player.hop))
-        button("⏭", "Last frame (End)", player.last)
+        button("first", "First frame (Home)", player.first)
+        button("hop_back", "Hop back (Shift+Left)", lambda: player.step(-player.hop))
+        button("−1", "Previous frame (Left)", lambda: player.step(-1))
+        self.play_button = button("play", "Play / pause (Space)", player.toggle)
+        button("+1", "Next frame (Right)", lambda: player.step(1))
+        button("hop_fwd", "Hop forward (Shift+Right)", lambda: player.step(player.hop))
+        button("last", "Last frame (End)", player.last)
         self.loop_button = button(
-            "⟲", "Loop the range (L)", lambda: player.set_loop(not player.loop)
+            "loop", "Loop the range (L)", lambda: player.set_loop(not player.loop)
         )
         self.loop_button.setCheckable(True)
         self.speed = QComboBox(self)
@@ -178,7 +193,9 @@ class TransportBar(QWidget):
         self.position.setFont(f)
         lay.addWidget(self.position)
 
-        player.playing_changed.connect(lambda on: self.play_button.setText("⏸" if on else "▶"))
+        player.playing_changed.connect(
+            lambda on: self.play_button.setIcon(self._pause_icon if on else self._play_icon)
+        )
         player.loop_changed.connect(self.loop_button.setChecked)
         player.speed_changed.connect(self._on_speed)
         state.frame_changed.connect(lambda _f: self.refresh())
@@ -200,5 +217,8 @@ class TransportBar(QWidget):
         text = f"frame {st.frame:>5} / {st.frame_count - 1}   {ix.time_of(st.frame):8.3f} s"
         if st.range:
             a, b = st.range
-            text += f"   range {a}–{b} ({ix.time_of(b) - ix.time_of(a):.3f} s)"
+            # frames a..b inclusive last from a's start to the start of b+1, in source time:
+            # the interval-measure tool for "was it gone longer than 0.5 s?"
+            end = ix.time_of(b + 1) if b + 1 < ix.frame_count else ix.duration_s
+            text += f"   range {a}–{b} = {end - ix.time_of(a):.3f} s"
         self.position.setText(text)

@@ -53,6 +53,11 @@ class ScorePanel(QWidget):
             return
         live = st.project.annotations.live_score(st.video.id, st.video.case_id, st.rater)
         sc = live.score
+        if live.n_subgoals == 0:
+            for v in self.values.values():
+                v.setText("—")
+            self.note.setText("no subgoals yet: add the plan for this goal")
+            return
         self.values["S"].setText(_fmt(sc.s))
         self.values["T"].setText(_fmt(sc.t100))
         self.values["P"].setText(_fmt(sc.p100))

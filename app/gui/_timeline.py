@@ -51,8 +51,8 @@ class Timeline(QWidget):
         self.setMouseTracking(True)
         self._press_frame: int | None = None
         state.frame_changed.connect(lambda _f: self.update())
-        state.range_changed.connect(self.update)
-        state.video_changed.connect(self.update)
+        state.range_changed.connect(lambda: self.update())
+        state.video_changed.connect(lambda: self.update())
 
     def set_index(self, index: VideoIndex | None) -> None:
         self.index = index

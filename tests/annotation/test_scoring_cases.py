@@ -9,6 +9,7 @@ import pytest
 from annotation import (
     Answer,
     Mark,
+    Score,
     aggregate,
     consensus,
     geometric_final,
@@ -17,7 +18,6 @@ from annotation import (
     walk,
     without_gate,
 )
-from annotation import Score as S
 
 NA, UN, Q = Mark.NA, Mark.UNATTEMPTED, Mark.UNRESOLVED
 P, F = Answer.PASS, Answer.FAIL
@@ -78,15 +78,15 @@ def test_case_17_consensus_mean_task_zero_gives_zero() -> None:
 
 
 def test_case_18_agg_is_mean_of_s_not_g_of_means() -> None:
-    v1 = S(t100=100, p100=100, s=100, coverage=1)
-    v2 = S(t100=0, p100=None, s=0, coverage=0)
+    v1 = Score(t100=100, p100=100, s=100, coverage=1)
+    v2 = Score(t100=0, p100=None, s=0, coverage=0)
     assert aggregate([v1, v2]) == 50
     assert not close(geometric_final(50, 100), 50)  # G(means) would be 70.71
 
 
 def test_case_19_agg_with_crossed_axes() -> None:
-    v1 = S(t100=100, p100=25, s=50, coverage=1)
-    v2 = S(t100=25, p100=100, s=50, coverage=1)
+    v1 = Score(t100=100, p100=25, s=50, coverage=1)
+    v2 = Score(t100=25, p100=100, s=50, coverage=1)
     assert aggregate([v1, v2]) == 50
     assert close(geometric_final(62.5, 62.5), 62.5)
 
