@@ -138,8 +138,10 @@ class Project:
         return dict(json.loads(raw)) if raw else None
 
     def store_path(self, video: Video) -> Path:
-        """Where the video's seek cache lives (rebuildable)."""
-        return self.cache_dir / "frames" / f"{video.media}.wbframes"
+        """Where the video's seek cache lives (rebuildable; the folder is made on demand)."""
+        folder = self.cache_dir / "frames"
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder / f"{video.media}.wbframes"
 
 
 def _case(r: dict[str, Any]) -> Case:

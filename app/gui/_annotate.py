@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QDialog, QMessageBox, QVBoxLayout, QWidget
 
@@ -42,6 +42,9 @@ class AnnotateWorkspace(QObject):
         self.rubric = load_rubric()
         self.feed: FrameFeed | None = None
         self.player = PlayerController(state, hop=settings.hop_frames)
+        self._store_timer = QTimer(self)
+        self._store_timer.setInterval(300)
+        self._store_timer.timeout.connect(self._poll_store)
 
         self.center = QWidget()
         lay = QVBoxLayout(self.center)
@@ -130,8 +133,8 @@ class AnnotateWorkspace(QObject):
             store,
             self.settings.frame_cache_mb * 2**20,
             on_frame=self._show_frame,
-            on_store_progress=self._store_progress,
         )
+        self._store_timer.start()
         self.player.set_index(index)
         self.timeline.set_index(index)
         st.set_video(video, index.frame_count)
@@ -164,9 +167,16 @@ class AnnotateWorkspace(QObject):
         self.view.set_image(image)
         self._show_boxes()
 
-    def _store_progress(self, done: int, total: int) -> None:
-        pct = 100 * done // max(total, 1)
-        self.message.emit("Seek cache ready" if done >= total else f"Building seek cache {pct}%")
+    def _poll_store(self) -> None:
+        progress = self.feed.store_progress if self.feed is not None else None
+        if progress is None:
+            return
+        done, total = progress
+        if done >= total:
+            self._store_timer.stop()
+            self.message.emit("Seek cache ready: any frame shows at once")
+        else:
+            self.message.emit(f"Building seek cache {100 * done // max(total, 1)}%")
 
     # ---- gates -------------------------------------------------------------------------
     def _answer_at(self, gate_index: int, answer: Answer) -> None:

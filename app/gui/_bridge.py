@@ -14,15 +14,25 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from superqt.utils import ensure_main_thread
+from PySide6.QtCore import QObject, Qt, Signal
 
 log = logging.getLogger(__name__)
 
 
+class _Relay(QObject):
+    """Lives on the GUI thread; a signal emitted from a worker runs its slot there (queued)."""
+
+    call = Signal(object)
+
+
 class Bridge:
-    """App-wide executor with per-channel generations."""
+    """App-wide executor with per-channel generations. Create it on the GUI thread."""
 
     def __init__(self, workers: int = 2) -> None:
+        # One long-lived relay object instead of a QObject per result: creating Qt objects on
+        # plain Python threads thousands of times a minute is what crashed earlier versions.
+        self._relay = _Relay()
+        self._relay.call.connect(lambda fn: fn(), Qt.ConnectionType.QueuedConnection)
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="wb-work")
         self._gen: dict[str, int] = {}
         self.synchronous = os.environ.get("WB_SYNCHRONOUS", "") == "1"
@@ -52,7 +62,6 @@ class Bridge:
     def current(self, channel: str) -> int:
         return self._gen.get(channel, 0)
 
-    @ensure_main_thread
     def _deliver_later(
         self,
         channel: str,
@@ -61,7 +70,8 @@ class Bridge:
         on_done: Callable[[Any], None] | None,
         on_error: Callable[[BaseException], None] | None,
     ) -> None:
-        self._deliver(channel, gen, fut, on_done, on_error)
+        """Runs on the worker thread: hand the result to the GUI thread."""
+        self._relay.call.emit(lambda: self._deliver(channel, gen, fut, on_done, on_error))
 
     def _deliver(
         self,

@@ -3,21 +3,24 @@
 One :class:`FrameFeed` per open video. ``request(i)`` decodes on the bridge's ``frame`` channel,
 so a burst of requests while scrubbing shows only the latest frame. After each delivered frame
 the feed prefetches in the direction of travel (and a little behind), so stepping either way is a
-cache hit. The seek cache (``FrameStore``) is built on its own thread once per video.
+cache hit. The seek cache (``FrameStore``) is built on its own thread once per video; its
+progress is a plain attribute the GUI polls, so that thread never calls into Qt.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 from PySide6.QtGui import QImage
-from superqt.utils import ensure_main_thread
 
 from app.gui._bridge import Bridge
 from storage.media import FrameSource, VideoIndex
+
+log = logging.getLogger(__name__)
 
 
 def to_qimage(rgb: np.ndarray) -> QImage:
@@ -38,14 +41,14 @@ class FrameFeed:
         store_path: Path | None,
         cache_bytes: int,
         on_frame: Callable[[int, QImage], None],
-        on_store_progress: Callable[[int, int], None] | None = None,
     ) -> None:
         self.index = index
+        self._path = path
         self._bridge = bridge
         self._on_frame = on_frame
-        self._on_store_progress = on_store_progress
         self._source = FrameSource(path, index, store_path=store_path, cache_bytes=cache_bytes)
         self._last = -1
+        self.store_progress: tuple[int, int] | None = None  # (done, total) while building
         self._closed = threading.Event()
         self._store_thread: threading.Thread | None = None
         if store_path is not None and not self._source.seekable_fast:
@@ -71,16 +74,16 @@ class FrameFeed:
         self._bridge.submit("frame", work, on_done=lambda r: self._on_frame(*r))
 
     def _build_store(self) -> None:
-        try:
-            self._source.ensure_store(progress=self._progress, cancel=lambda: self._closed.is_set())
-        except Exception:  # the exact decoder still works; the cache is only for speed
-            return
-        self._progress(self.index.frame_count, self.index.frame_count)
+        def progress(done: int, total: int) -> None:
+            self.store_progress = (done, total)  # polled by the GUI; no Qt call off-thread
 
-    @ensure_main_thread
-    def _progress(self, done: int, total: int) -> None:
-        if self._on_store_progress and not self._closed.is_set():
-            self._on_store_progress(done, total)
+        try:
+            self._source.ensure_store(progress=progress, cancel=self._closed.is_set)
+        except Exception as e:  # the exact decoder still works; the cache is only for speed
+            if not self._closed.is_set():
+                log.warning("seek cache for %s not built: %s", self._path, e)
+            return
+        self.store_progress = (self.index.frame_count, self.index.frame_count)
 
     def close(self) -> None:
         self._closed.set()
