@@ -52,7 +52,7 @@ def export(project_dir: Path, fmt: str, out: Path | None) -> None:
 @click.option("--seed", default=0, show_default=True, help="Seed for the generated content.")
 def demo(project_dir: Path, seed: int) -> None:
     """Generate demo cases with our own renderer and import them into a project."""
-    from sim.demo import build_demo_project
+    from sim import build_demo_project
 
     report = build_demo_project(project_dir, seed=seed, progress=lambda m: click.echo(m, err=True))
     click.echo(report.summary())
