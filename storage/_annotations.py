@@ -308,7 +308,9 @@ class Annotations:
         )
 
     def _siblings(self, sg: Subgoal) -> list[Subgoal]:
-        rows = self._db.table("subgoals").rows_where("plan_id = ?", [sg.plan_id], order_by="position")
+        rows = self._db.table("subgoals").rows_where(
+            "plan_id = ?", [sg.plan_id], order_by="position"
+        )
         return [_subgoal(r) for r in rows]
 
     def _evidence(self, pk: int) -> EvidenceMark:

@@ -65,7 +65,9 @@ class Project:
         try:
             migrate(db, MIGRATIONS, root / DB_NAME)
             with write(db):
-                db.table("meta").insert({"key": "project_id", "value": uuid.uuid4().hex}, ignore=True)
+                db.table("meta").insert(
+                    {"key": "project_id", "value": uuid.uuid4().hex}, ignore=True
+                )
                 db.table("meta").insert({"key": "created_at", "value": now()}, ignore=True)
         except Exception:
             db.close()

@@ -63,7 +63,7 @@ def test_import_export_roundtrip(tmp_path: Path, cases_dir: Path) -> None:
     res = run(
         "export", "--project", str(project), "--format", "json", "--out", str(tmp_path / "e.json")
     )
-    assert res.returncode == 0 and json.loads(out_file.read_text())["ratings"]
+    assert res.returncode == 0 and json.loads((tmp_path / "e.json").read_text())["ratings"]
 
 
 def test_user_errors_have_no_traceback(tmp_path: Path) -> None:
