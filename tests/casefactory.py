@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +54,7 @@ def make_case(
     videos = []
     for k in range(n_videos):
         name = f"videos/gen_{k}.mp4"
-        write_video(folder / name, seed=hash((case_id, k)) % 1000)
+        write_video(folder / name, seed=zlib.crc32(f"{case_id}/{k}".encode()))
         videos.append(
             {"file": name, "role": "generated", "model": f"model_{k}", "seed": 101 + 101 * k}
         )

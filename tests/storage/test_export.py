@@ -32,7 +32,7 @@ def test_export_rows_and_scores(tmp_path: Path, cases_dir: Path) -> None:
         assert row["physics_state"] == "2" and row["evidence"] == "T3@3-7 beside"
         assert float(row["video_T100"]) == 66.667 and float(row["video_P100"]) == 50.0
         data = json.loads(to_json(p))
-        assert data["ratings"][0]["model"] == "model_0"
+        assert data["ratings"][0]["model"] == p.video(v).model
         blind = collect(p, include_identity=False)
         assert "model" not in blind[0] and "seed" not in blind[0]
 
