@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QImage
-from PySide6.QtWidgets import QDialog, QMessageBox, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QDialog, QInputDialog, QMessageBox, QVBoxLayout, QWidget
 
 from annotation import GATES_ALL, Answer, evaluate_subgoal, load_rubric
 from app.gui._bridge import Bridge
@@ -71,6 +71,7 @@ class AnnotateWorkspace(QObject):
         self.gates.answer_clicked.connect(self._answer_at)
         self.gates.gate_clicked.connect(lambda i: state.set_cursor(state.subgoal_id, i))
         self.evidence.delete_requested.connect(self.delete_evidence)
+        self.evidence.note_requested.connect(self.edit_evidence_note)
         state.frame_changed.connect(self._frame_changed)
         state.data_changed.connect(self._refresh_marks)
         state.video_changed.connect(self._refresh_marks)
@@ -302,6 +303,18 @@ class AnnotateWorkspace(QObject):
         self.view.clear_pending_box()
         st.data_changed.emit()
         self.message.emit(f"Evidence {start}–{end} marked for {gate or 'the video'}")
+
+    def edit_evidence_note(self, evidence_id: int) -> None:
+        st = self.state
+        if st.project is None:
+            return
+        current = next((m.note for m in self.evidence.marks if m.id == evidence_id), "")
+        text, ok = QInputDialog.getText(
+            self.center.window(), "Evidence note", "What does this evidence show?", text=current
+        )
+        if ok and text != current:
+            st.project.annotations.update_evidence_note(evidence_id, st.rater, text)
+            st.data_changed.emit()
 
     def delete_evidence(self, evidence_id: int) -> None:
         st = self.state

@@ -13,6 +13,7 @@ class EvidencePanel(QListWidget):
     """One row per mark: subgoal, gate, frames, source times, note."""
 
     delete_requested = Signal(int)
+    note_requested = Signal(int)
 
     def __init__(self, state: AnnotateState, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -20,6 +21,10 @@ class EvidencePanel(QListWidget):
         self.marks: list[EvidenceMark] = []
         self.itemClicked.connect(self._seek)
         self.itemActivated.connect(self._seek)
+        self.itemDoubleClicked.connect(
+            lambda item: self.note_requested.emit(int(item.data(Qt.ItemDataRole.UserRole)))
+        )
+        self.setToolTip("Click to seek; double-click to write a note; Delete removes the mark")
         state.video_changed.connect(self.refresh)
         state.data_changed.connect(self.refresh)
 

@@ -11,6 +11,7 @@ from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKe
 from PySide6.QtWidgets import (
     QDockWidget,
     QFileDialog,
+    QLabel,
     QMainWindow,
     QMenu,
     QMessageBox,
@@ -74,6 +75,9 @@ class MainWindow(QMainWindow):
         self.apply_shortcuts()
         self.state.data_changed.connect(self._update_undo_text)
         self.state.video_changed.connect(self._update_undo_text)
+        rater = QLabel(f"Rater: {settings.rater}")
+        rater.setToolTip("Decisions are recorded under this rater id (set WB_RATER to change it)")
+        self.statusBar().addPermanentWidget(rater)
         self.statusBar().showMessage("Open a project (Ctrl+O) or drop a case folder here")
 
     # ---- menus -------------------------------------------------------------------------

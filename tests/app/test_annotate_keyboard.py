@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication, QLineEdit
 from pytestqt.qtbot import QtBot
@@ -123,3 +124,25 @@ def test_clicking_evidence_seeks_player(
     qtbot.mouseClick(w.annotate.evidence.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     assert st.frame == 7 and st.range == (7, 9)
     qtbot.waitUntil(lambda: w.annotate.view._image is not None)
+
+
+def test_double_click_evidence_edits_its_note(
+    qtbot: QtBot,
+    project_dir: Path,
+    make_window: Callable[[Path], MainWindow],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    w = make_window(project_dir)
+    st = w.state
+    assert st.project is not None and st.video is not None
+    st.project.annotations.add_evidence(st.video.id, st.rater, start_frame=1, end_frame=2)
+    st.data_changed.emit()
+    monkeypatch.setattr(
+        "app.gui._annotate.QInputDialog.getText", lambda *a, **k: ("cup vanishes", True)
+    )
+    item = w.annotate.evidence.item(0)
+    rect = w.annotate.evidence.visualItemRect(item)
+    qtbot.mouseDClick(w.annotate.evidence.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    (mark,) = st.project.annotations.evidence(st.video.id, st.rater)
+    assert mark.note == "cup vanishes"
+    assert "cup vanishes" in w.annotate.evidence.item(0).text()
