@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QListWidget, QListWidgetItem, QWidget
 
 from app.gui._state import AnnotateState
@@ -21,9 +21,7 @@ class EvidencePanel(QListWidget):
         self.marks: list[EvidenceMark] = []
         self.itemClicked.connect(self._seek)
         self.itemActivated.connect(self._seek)
-        self.itemDoubleClicked.connect(
-            lambda item: self.note_requested.emit(int(item.data(Qt.ItemDataRole.UserRole)))
-        )
+        self.itemDoubleClicked.connect(self._note)
         self.setToolTip("Click to seek; double-click to write a note; Delete removes the mark")
         state.video_changed.connect(self.refresh)
         state.data_changed.connect(self.refresh)
@@ -46,7 +44,15 @@ class EvidencePanel(QListWidget):
             item.setData(Qt.ItemDataRole.UserRole, m.id)
             self.addItem(item)
 
-    def _seek(self, item: QListWidgetItem) -> None:
+    def _note(self, item: QListWidgetItem) -> None:
+        mid = int(item.data(Qt.ItemDataRole.UserRole))
+        # Edit after this event returns: saving the note rebuilds this list, which must not
+        # happen inside the list's own mouse handler (Qt still uses the item afterwards).
+        QTimer.singleShot(0, lambda: self.note_requested.emit(mid))
+
+    def _seek(self, item: QListWidgetItem | None) -> None:
+        if item is None:
+            return
         mid = item.data(Qt.ItemDataRole.UserRole)
         for m in self.marks:
             if m.id == mid:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
@@ -112,7 +112,10 @@ class SubgoalPanel(QWidget):
         self.list = QListWidget(self)
         self.list.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.list.currentItemChanged.connect(self._picked)
-        self.list.itemDoubleClicked.connect(lambda _i: self.edit_requested.emit())
+        # deferred: editing rebuilds this list, which must not happen inside its own handler
+        self.list.itemDoubleClicked.connect(
+            lambda _i: QTimer.singleShot(0, self.edit_requested.emit)
+        )
         lay.addWidget(self.list)
         row = QHBoxLayout()
         for text, sig in (

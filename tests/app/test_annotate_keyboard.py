@@ -142,7 +142,14 @@ def test_double_click_evidence_edits_its_note(
     )
     item = w.annotate.evidence.item(0)
     rect = w.annotate.evidence.visualItemRect(item)
-    qtbot.mouseDClick(w.annotate.evidence.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    with qtbot.waitSignal(w.annotate.evidence.note_requested, timeout=2000):
+        # a real double-click: the first click (which seeks), then the double-click event
+        qtbot.mouseClick(
+            w.annotate.evidence.viewport(), Qt.MouseButton.LeftButton, pos=rect.center()
+        )
+        qtbot.mouseDClick(
+            w.annotate.evidence.viewport(), Qt.MouseButton.LeftButton, pos=rect.center()
+        )
     (mark,) = st.project.annotations.evidence(st.video.id, st.rater)
     assert mark.note == "cup vanishes"
     assert "cup vanishes" in w.annotate.evidence.item(0).text()
