@@ -23,21 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-OUT = Path(__file__).resolve().parent / "out"
-
-
-def make_clip(seconds: int) -> Path:
-    OUT.mkdir(exist_ok=True)
-    clip = OUT / f"gui_{seconds}s_854x480_gop250.mp4"
-    if not clip.exists():
-        subprocess.run(
-            ["ffmpeg", "-loglevel", "error", "-y", "-f", "lavfi",
-             "-i", f"testsrc2=s=854x480:r=30:d={seconds}", "-vf", "noise=alls=12:allf=t",
-             "-c:v", "libx264", "-pix_fmt", "yuv420p", "-g", "250", "-keyint_min", "250",
-             "-sc_threshold", "0", "-bf", "3", str(clip)],
-            check=True,
-        )  # fmt: skip
-    return clip
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _clips import make_clip
 
 
 def make_project(root: Path, clip: Path) -> Path:

@@ -34,10 +34,10 @@ def open_video(path: Path) -> tuple[InputContainer, VideoStream]:
     check_readable_file(path)
     try:
         container = av.open(str(path), mode="r")
+    except OSError as exc:  # first: PyAV's permission and I/O errors are OSErrors too
+        raise MediaError(path, f"cannot be read ({exc.strerror or exc})") from None
     except av.FFmpegError as exc:
         raise MediaError(path, f"not a video file, or truncated or corrupt ({_why(exc)})") from None
-    except OSError as exc:
-        raise MediaError(path, f"cannot be read ({exc.strerror or exc})") from None
     try:
         stream = _first_video_stream(container, path)
     except BaseException:

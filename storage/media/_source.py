@@ -90,13 +90,21 @@ class FrameSource:
 
         Loads `count` frames in the direction of travel (`direction` > 0 forwards, < 0
         backwards, 0 treated as forwards) and a quarter as many (at least 2) the other way, so
-        reversing is as fast as going on. Frames of the plan that are already cached are marked
-        as recently used so they stay. Returns at once.
+        reversing is as fast as going on; backwards without the seek cache it looks further
+        ahead (see below). Frames of the plan that are already cached are marked as recently
+        used so they stay. Returns at once.
         """
         if self._closed or count <= 0:
             return
         step = -1 if direction < 0 else 1
-        ahead = self._missing(center + step * k for k in range(1, count + 1))
+        reach = count
+        if self._store is None and step < 0:
+            # Without the seek cache every backward refill seeks to a keyframe and decodes
+            # forward, which on a long GOP takes longer than stepping through a few frames: look
+            # as far back as a quarter of the cache holds, so refills start early enough.
+            width, height = self._index.display_size
+            reach = max(count, self._cache.max_bytes // (4 * 3 * width * height))
+        ahead = self._missing(center + step * k for k in range(1, reach + 1))
         behind = self._missing(center - step * k for k in range(1, max(2, count // 4) + 1))
         if self._store is None:
             # The exact reader goes forwards cheaply but backwards only by seeking to a keyframe,
