@@ -147,22 +147,8 @@ class Project:
 
 
 def _case(r: dict[str, Any]) -> Case:
-    return Case(
-        id=r["id"],
-        goal=r["goal"],
-        domain=r["domain"],
-        clutter=r["clutter"],
-        initial_image=r["initial_image"],
-    )
+    return Case(**{k: r[k] for k in Case.model_fields})
 
 
 def _video(r: dict[str, Any]) -> Video:
-    return Video(
-        id=r["id"],
-        case_id=r["case_id"],
-        media=r["media"],
-        role=r["role"],
-        model=r["model"],
-        seed=r["seed"],
-        source_name=r["source_name"] or "",
-    )
+    return Video(**{k: r[k] for k in Video.model_fields} | {"source_name": r["source_name"] or ""})

@@ -56,22 +56,16 @@ class Bridge:
             self._deliver(channel, gen, fut, on_done, on_error)
             return fut
         fut = self._pool.submit(fn, *args)
-        fut.add_done_callback(lambda f: self._deliver_later(channel, gen, f, on_done, on_error))
+        # Runs on the worker thread; the relay hands the result to the GUI thread.
+        fut.add_done_callback(
+            lambda f: self._relay.call.emit(
+                lambda: self._deliver(channel, gen, f, on_done, on_error)
+            )
+        )
         return fut
 
     def current(self, channel: str) -> int:
         return self._gen.get(channel, 0)
-
-    def _deliver_later(
-        self,
-        channel: str,
-        gen: int,
-        fut: Future[Any],
-        on_done: Callable[[Any], None] | None,
-        on_error: Callable[[BaseException], None] | None,
-    ) -> None:
-        """Runs on the worker thread: hand the result to the GUI thread."""
-        self._relay.call.emit(lambda: self._deliver(channel, gen, fut, on_done, on_error))
 
     def _deliver(
         self,
