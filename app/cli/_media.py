@@ -39,7 +39,8 @@ def info(file: Path, as_json: bool) -> None:
     for key, value in summary.items():
         if key != "keyframes":
             click.echo(f"{key:>12}: {value}")
-    click.echo(f"{'keyframes':>12}: {len(ix.keyframes)} (first at {summary['keyframes'][:5]})")
+    first = [int(k) for k in ix.keyframes[:5]]
+    click.echo(f"{'keyframes':>12}: {len(ix.keyframes)} (first at {first})")
 
 
 @video.command()

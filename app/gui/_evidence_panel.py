@@ -17,7 +17,7 @@ class EvidencePanel(QListWidget):
 
     def __init__(self, state: AnnotateState, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.state = state
+        self.st = state
         self.marks: list[EvidenceMark] = []
         self.itemClicked.connect(self._seek)
         self.itemActivated.connect(self._seek)
@@ -28,7 +28,7 @@ class EvidencePanel(QListWidget):
 
     def refresh(self, times: object = None) -> None:
         self.clear()
-        st = self.state
+        st = self.st
         if st.project is None or st.video is None:
             self.marks = []
             return
@@ -56,8 +56,8 @@ class EvidencePanel(QListWidget):
         mid = item.data(Qt.ItemDataRole.UserRole)
         for m in self.marks:
             if m.id == mid:
-                self.state.seek(m.start_frame)
-                self.state.set_range((m.start_frame, m.end_frame))
+                self.st.seek(m.start_frame)
+                self.st.set_range((m.start_frame, m.end_frame))
 
     def keyPressEvent(self, event: object) -> None:  # Delete removes the selected mark
         from PySide6.QtGui import QKeyEvent

@@ -7,7 +7,7 @@ is shown underneath, in the rubric's own words.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtWidgets import (
     QFrame,
     QGridLayout,
@@ -111,9 +111,19 @@ class GatePanel(QWidget):
             b.clicked.connect(lambda _c=False, i=index, a=ans: self.answer_clicked.emit(i, a))
             inner.addWidget(b, 0, 2 + c)
             buttons[ans] = b
-        frame.mousePressEvent = lambda _e, i=index: self.gate_clicked.emit(i)  # type: ignore[method-assign]
+        frame.installEventFilter(self)
+        frame.setProperty("gate_index", index)
         grid.addWidget(frame, r, 0, 1, 3)
         self.rows.append((frame, name, state_label, buttons))
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """A click anywhere on a gate row moves the cursor to that gate."""
+        if (
+            event.type() == QEvent.Type.MouseButtonPress
+            and watched.property("gate_index") is not None
+        ):
+            self.gate_clicked.emit(int(watched.property("gate_index")))
+        return super().eventFilter(watched, event)
 
     def current_result(self) -> tuple[dict[str, Answer], SubgoalResult] | None:
         st = self.state

@@ -81,8 +81,8 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage("Open a project (Ctrl+O) or drop a case folder here")
 
     # ---- menus -------------------------------------------------------------------------
-    def _handlers(self) -> dict[str, Callable[[], None]]:
-        return {
+    def _handlers(self) -> dict[str, Callable[[], object]]:
+        own: dict[str, Callable[[], object]] = {
             "project.new": self.new_project,
             "project.open": self.open_project_dialog,
             "project.import": self.import_dialog,
@@ -93,7 +93,8 @@ class MainWindow(QMainWindow):
             "help.shortcuts": self.show_shortcuts,
             "help.edit_shortcuts": self.edit_shortcuts,
             "help.about": lambda: QMessageBox.about(self, "About Rollout Workbench", about_text()),
-        } | self.annotate.handlers()
+        }
+        return own | dict(self.annotate.handlers())
 
     def _build_menus(self) -> None:
         handlers = self._handlers()

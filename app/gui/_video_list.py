@@ -22,7 +22,7 @@ class VideoList(QTreeWidget):
 
     def __init__(self, state: AnnotateState, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.state = state
+        self.st = state
         self.setHeaderLabels(["Video", "S"])
         self.setColumnWidth(0, 150)
         self.setRootIsDecorated(True)
@@ -35,7 +35,7 @@ class VideoList(QTreeWidget):
 
     def refresh(self) -> None:
         self.clear()
-        st = self.state
+        st = self.st
         if st.project is None:
             return
         for case in st.project.cases():
@@ -48,7 +48,7 @@ class VideoList(QTreeWidget):
         self.refresh_scores()
 
     def refresh_scores(self) -> None:
-        st = self.state
+        st = self.st
         if st.project is None:
             return
         for item in self._video_items():
@@ -61,19 +61,21 @@ class VideoList(QTreeWidget):
         return [i.data(0, VIDEO_ROLE) for i in self._video_items()]
 
     def _video_items(self) -> list[QTreeWidgetItem]:
-        out = []
+        out: list[QTreeWidgetItem] = []
         for k in range(self.topLevelItemCount()):
             parent = self.topLevelItem(k)
-            out.extend(parent.child(j) for j in range(parent.childCount()))
+            if parent is not None:
+                children = (parent.child(j) for j in range(parent.childCount()))
+                out.extend(c for c in children if c is not None)
         return out
 
     def _activate(self, item: QTreeWidgetItem) -> None:
         v = item.data(0, VIDEO_ROLE)
-        if v is not None and (self.state.video is None or v.id != self.state.video.id):
+        if v is not None and (self.st.video is None or v.id != self.st.video.id):
             self.video_activated.emit(v)
 
     def _select_current(self) -> None:
-        cur = self.state.video
+        cur = self.st.video
         for item in self._video_items():
             if cur is not None and item.data(0, VIDEO_ROLE).id == cur.id:
                 self.setCurrentItem(item)
