@@ -7,6 +7,7 @@ from storage._db import SchemaTooNewError
 from storage._export import CSV_COLUMNS, collect, to_csv, to_json
 from storage._history import History
 from storage._import import ImportReport, find_case_folders, import_cases
+from storage._jobs import Job, Jobs, JobStatus
 from storage._project import Project, ProjectError
 from storage._records import (
     Case,
@@ -34,6 +35,9 @@ __all__ = [
     "EvidenceMark",
     "History",
     "ImportReport",
+    "Job",
+    "JobStatus",
+    "Jobs",
     "Project",
     "ProjectError",
     "Rater",

@@ -16,6 +16,7 @@ import sqlite_utils
 from storage._annotations import Annotations
 from storage._db import connect, migrate, write
 from storage._history import History, now
+from storage._jobs import Jobs
 from storage._records import Case, Video
 from storage._schema import MIGRATIONS
 from storage.media import VideoIndex
@@ -35,6 +36,7 @@ class Project:
         self.db = db
         self.history = History(db)
         self.annotations = Annotations(db, self.history)
+        self.jobs = Jobs(db)
 
     # ---- lifecycle ----------------------------------------------------------------------
     @classmethod

@@ -1,7 +1,8 @@
 """The project schema as ordered migrations. Append a function to add a version; never edit one.
 
 Tables (v1): meta, media, video_index, cases, videos, raters, subgoal_plans, subgoals, ratings,
-gate_decisions, evidence_marks, history. See docs/architecture.md for what each holds.
+gate_decisions, evidence_marks, history. (v2): jobs, model_profiles, judge_runs, judge_calls,
+judge_subgoals, judge_answers, judge_frames, judge_inspections. See docs/architecture.md.
 """
 
 from __future__ import annotations
@@ -153,4 +154,153 @@ def _v1(db: sqlite_utils.Database) -> None:
     db.table("history").create_index(["scope", "state", "id"])
 
 
-MIGRATIONS: list[Migration] = [_v1]
+def _v2(db: sqlite_utils.Database) -> None:
+    """Background jobs (leases, heartbeats) and audited judge runs."""
+    db.table("jobs").create(
+        {
+            "id": int,
+            "batch": str,  # groups jobs launched together (cancel/retry per batch)
+            "kind": str,  # registered job function, e.g. judge.video
+            "payload": str,  # JSON
+            "status": str,  # queued | running | done | failed | cancelled
+            "priority": int,  # lower runs first
+            "lease_owner": str,  # worker id while running
+            "lease_expires": float,  # unix time; an expired lease puts the job back in the queue
+            "heartbeat_at": float,
+            "attempts": int,
+            "max_attempts": int,
+            "not_before": float,  # unix time: retry backoff
+            "progress": float,  # 0..1
+            "progress_note": str,
+            "error": str,  # why it failed (or the last retryable error)
+            "result_ref": str,  # e.g. judge_runs:12
+            "cost_usd": float,
+            "created_at": str,
+            "started_at": str,
+            "finished_at": str,
+        },
+        pk="id",
+        not_null={"kind", "payload", "status"},
+        defaults={"priority": 100, "attempts": 0, "max_attempts": 3, "not_before": 0.0,
+                  "progress": 0.0, "cost_usd": 0.0},
+    )  # fmt: skip
+    db.table("jobs").create_index(["status", "priority", "id"])
+    db.table("jobs").create_index(["batch"])
+    db.table("model_profiles").create(
+        {"name": str, "config": str, "updated_at": str},  # config: JSON, never an API key
+        pk="name",
+    )
+    db.table("judge_runs").create(
+        {
+            "id": int,
+            "job_id": int,
+            "video_id": str,
+            "profile": str,
+            "model": str,
+            "mode": str,  # gated | independent | simple_vqa
+            "prompt_version": str,
+            "config": str,  # JSON: the full run configuration (reproducibility)
+            "status": str,  # running | done | failed | abandoned
+            "error": str,
+            "t100": float,
+            "p100": float,
+            "s": float,
+            "coverage": float,
+            "scores": str,  # JSON: every rule's scores (sequential, independent, ...)
+            "cost_usd": float,
+            "tokens_in": int,
+            "tokens_out": int,
+            "created_at": str,
+            "finished_at": str,
+        },
+        pk="id",
+        foreign_keys=[("job_id", "jobs", "id"), ("video_id", "videos", "id")],
+    )
+    db.table("judge_runs").create_index(["video_id", "status"])
+    db.table("judge_calls").create(
+        {
+            "id": int,
+            "run_id": int,
+            "seq": int,
+            "stage": str,  # plan_task | plan_physics | review | gate:T1 | inspect | vqa ...
+            "prompt_version": str,
+            "request": str,  # JSON: messages (images as evidence ids), tools
+            "reply": str,  # raw reply text/JSON as received
+            "ok": int,
+            "error": str,
+            "latency_s": float,
+            "tokens_in": int,
+            "tokens_out": int,
+            "cost_usd": float,
+            "created_at": str,
+        },
+        pk="id",
+        foreign_keys=[("run_id", "judge_runs", "id")],
+    )
+    db.table("judge_calls").create_index(["run_id", "seq"])
+    db.table("judge_subgoals").create(
+        {
+            "id": int,
+            "run_id": int,
+            "axis": str,  # task | physics
+            "sid": str,  # S1..
+            "source": str,
+            "target": str,
+            "action": str,
+            "end_state": str,
+            "requires": str,  # JSON list of sids
+            "reason": str,
+        },
+        pk="id",
+        foreign_keys=[("run_id", "judge_runs", "id")],
+    )
+    db.table("judge_answers").create(
+        {
+            "id": int,
+            "run_id": int,
+            "axis": str,
+            "gate": str,
+            "sid": str,
+            "answer": str,  # yes | no | NA
+            "unresolved": int,
+            "evidence_ids": str,  # JSON list
+            "timestamps_s": str,  # JSON list
+            "note": str,
+        },
+        pk="id",
+        foreign_keys=[("run_id", "judge_runs", "id")],
+    )
+    db.table("judge_frames").create(
+        {
+            "id": int,
+            "run_id": int,
+            "evidence_id": str,  # e.g. T03, P17, I2-05
+            "frame_index": int,
+            "time_s": float,
+            "roi": str,  # JSON [x, y, w, h] in 0..1, or NULL
+            "origin": str,  # uniform_task | uniform_physics | inspect:N
+        },
+        pk="id",
+        foreign_keys=[("run_id", "judge_runs", "id")],
+    )
+    db.table("judge_inspections").create(
+        {
+            "id": int,
+            "run_id": int,
+            "seq": int,
+            "axis": str,
+            "gate": str,
+            "start_s": float,
+            "end_s": float,
+            "roi": str,
+            "question": str,
+            "expected_evidence": str,
+            "n_frames": int,
+            "evidence_ids": str,  # JSON list of the frames it returned
+        },
+        pk="id",
+        foreign_keys=[("run_id", "judge_runs", "id")],
+    )
+
+
+MIGRATIONS: list[Migration] = [_v1, _v2]

@@ -1,0 +1,7 @@
+"""Judge commands: ``workbench judge run|status|rescore`` (built in issue 3)."""
+
+from __future__ import annotations
+
+import click
+
+COMMANDS: list[click.Command] = []

@@ -1,0 +1,330 @@
+"""The job queue: rows in ``jobs`` claimed by workers under a lease.
+
+A worker claims a job atomically (one ``BEGIN IMMEDIATE`` transaction picks the next runnable
+row and stamps it with the worker's id and a lease expiry), renews the lease with heartbeats,
+and finishes it with :meth:`Jobs.complete`, which writes the job's result and marks it done in
+the same transaction, but only if the worker still owns the lease. A worker that dies stops
+heartbeating; once its lease expires the job is claimable again, so nothing is lost, and the
+ownership check on completion means nothing is written twice. Jobs that keep failing or keep
+losing their worker end as ``failed`` with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+import sqlite_utils
+
+from storage._db import write
+from storage._history import now
+
+
+class JobStatus(StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+@dataclass(frozen=True)
+class Job:
+    """A job row as a typed record."""
+
+    id: int
+    batch: str | None
+    kind: str
+    payload: dict[str, Any]
+    status: JobStatus
+    lease_owner: str | None
+    lease_expires: float | None
+    attempts: int
+    max_attempts: int
+    progress: float
+    progress_note: str | None
+    error: str | None
+    result_ref: str | None
+    cost_usd: float
+    created_at: str | None
+    started_at: str | None
+    finished_at: str | None
+
+
+def _job(row: dict[str, Any]) -> Job:
+    return Job(
+        id=row["id"],
+        batch=row["batch"],
+        kind=row["kind"],
+        payload=json.loads(row["payload"]),
+        status=JobStatus(row["status"]),
+        lease_owner=row["lease_owner"],
+        lease_expires=row["lease_expires"],
+        attempts=row["attempts"] or 0,
+        max_attempts=row["max_attempts"] or 1,
+        progress=row["progress"] or 0.0,
+        progress_note=row["progress_note"],
+        error=row["error"],
+        result_ref=row["result_ref"],
+        cost_usd=row["cost_usd"] or 0.0,
+        created_at=row["created_at"],
+        started_at=row["started_at"],
+        finished_at=row["finished_at"],
+    )
+
+
+class Jobs:
+    """Enqueue, claim, heartbeat, complete, fail, cancel and retry jobs."""
+
+    def __init__(self, db: sqlite_utils.Database, clock: Callable[[], float] = time.time) -> None:
+        self._db = db
+        self._clock = clock
+
+    # ---- producers -----------------------------------------------------------------------
+    def enqueue(
+        self,
+        kind: str,
+        payloads: Iterable[dict[str, Any]],
+        *,
+        batch: str | None = None,
+        max_attempts: int = 3,
+        priority: int = 100,
+    ) -> list[int]:
+        """Queue one job per payload (one transaction); returns their ids."""
+        ids = []
+        with write(self._db):
+            for payload in payloads:
+                tbl = self._db.table("jobs")
+                tbl.insert(
+                    {
+                        "batch": batch,
+                        "kind": kind,
+                        "payload": json.dumps(payload, sort_keys=True),
+                        "status": JobStatus.QUEUED.value,
+                        "priority": priority,
+                        "attempts": 0,
+                        "max_attempts": max_attempts,
+                        "not_before": 0.0,
+                        "progress": 0.0,
+                        "cost_usd": 0.0,
+                        "created_at": now(),
+                    }
+                )
+                assert tbl.last_pk is not None
+                ids.append(int(tbl.last_pk))
+        return ids
+
+    # ---- workers -------------------------------------------------------------------------
+    def claim(self, worker: str, lease_s: float, kinds: Iterable[str] | None = None) -> Job | None:
+        """Atomically take the next runnable job: queued (and past its backoff), or running
+        under an expired lease. A job whose attempts are used up fails instead of running."""
+        t = self._clock()
+        kind_list = list(kinds) if kinds is not None else None
+        kind_sql = ""
+        args: list[Any] = [t, t]
+        if kind_list is not None:
+            kind_sql = f" AND kind IN ({','.join('?' * len(kind_list))})"
+            args += kind_list
+        with write(self._db):
+            while True:
+                row = self._db.execute(
+                    "SELECT id, attempts, max_attempts, status, lease_owner FROM jobs "
+                    "WHERE ((status = 'queued' AND not_before <= ?) "
+                    "OR (status = 'running' AND lease_expires < ?))" + kind_sql + " "
+                    "ORDER BY priority, id LIMIT 1",
+                    args,
+                ).fetchone()
+                if row is None:
+                    return None
+                job_id, attempts, max_attempts, status, owner = row
+                if attempts >= max_attempts:
+                    reason = (
+                        f"gave up after {attempts} attempt(s): its worker ({owner}) stopped "
+                        "without finishing (killed, crashed or lost power)"
+                        if status == "running"
+                        else f"gave up after {attempts} attempt(s)"
+                    )
+                    self._finish(job_id, JobStatus.FAILED, error=reason)
+                    continue
+                self._db.execute(
+                    "UPDATE jobs SET status = 'running', lease_owner = ?, lease_expires = ?, "
+                    "heartbeat_at = ?, attempts = attempts + 1, started_at = ?, progress = 0 "
+                    "WHERE id = ?",
+                    [worker, t + lease_s, t, now(), job_id],
+                )
+                return self.get(job_id)
+
+    def heartbeat(
+        self,
+        job_id: int,
+        worker: str,
+        lease_s: float,
+        *,
+        progress: float | None = None,
+        note: str | None = None,
+        cost_usd: float | None = None,
+    ) -> bool:
+        """Renew the lease (and report progress). False if the worker no longer owns the job
+        (cancelled, or the lease expired and another worker took it): it should stop."""
+        t = self._clock()
+        sets = ["lease_expires = ?", "heartbeat_at = ?"]
+        args: list[Any] = [t + lease_s, t]
+        for col, val in (("progress", progress), ("progress_note", note), ("cost_usd", cost_usd)):
+            if val is not None:
+                sets.append(f"{col} = ?")
+                args.append(val)
+        with write(self._db):
+            cur = self._db.execute(
+                f"UPDATE jobs SET {', '.join(sets)} "
+                "WHERE id = ? AND lease_owner = ? AND status = 'running'",
+                [*args, job_id, worker],
+            )
+            return cur.rowcount == 1
+
+    def complete(
+        self,
+        job_id: int,
+        worker: str,
+        write_result: Callable[[], str | None],
+        *,
+        cost_usd: float = 0.0,
+    ) -> bool:
+        """Write the result and mark the job done in one transaction, if still owned.
+
+        ``write_result`` runs inside the transaction (it writes through the same connection)
+        and returns a reference to what it wrote. Returns False, writing nothing, if the job
+        is no longer this worker's.
+        """
+        with write(self._db):
+            if not self._owned(job_id, worker):
+                return False
+            ref = write_result()
+            self._finish(job_id, JobStatus.DONE, result_ref=ref, cost_usd=cost_usd, progress=1.0)
+            return True
+
+    def fail(
+        self,
+        job_id: int,
+        worker: str,
+        error: str,
+        *,
+        retry: bool = False,
+        backoff_s: float = 0.0,
+        cost_usd: float | None = None,
+    ) -> bool:
+        """Record a failure. ``retry=True`` puts the job back (after ``backoff_s``) while
+        attempts remain; otherwise it ends failed with ``error`` as the reason."""
+        with write(self._db):
+            if not self._owned(job_id, worker):
+                return False
+            row = self._db.execute(
+                "SELECT attempts, max_attempts FROM jobs WHERE id = ?", [job_id]
+            ).fetchone()
+            extra = {} if cost_usd is None else {"cost_usd": cost_usd}
+            if retry and row[0] < row[1]:
+                self._db.table("jobs").update(
+                    job_id,
+                    {
+                        "status": JobStatus.QUEUED.value,
+                        "lease_owner": None,
+                        "lease_expires": None,
+                        "not_before": self._clock() + backoff_s,
+                        "error": error,
+                        **extra,
+                    },
+                )
+            else:
+                self._finish(job_id, JobStatus.FAILED, error=error, **extra)
+            return True
+
+    def release(self, job_id: int, worker: str) -> None:
+        """Give a claimed job back untouched (a worker shutting down), keeping its attempt."""
+        with write(self._db):
+            if self._owned(job_id, worker):
+                self._db.execute(
+                    "UPDATE jobs SET status = 'queued', lease_owner = NULL, lease_expires = NULL, "
+                    "attempts = MAX(attempts - 1, 0) WHERE id = ?",
+                    [job_id],
+                )
+
+    # ---- users ---------------------------------------------------------------------------
+    def cancel(self, job_ids: Iterable[int] = (), *, batch: str | None = None) -> int:
+        """Cancel queued or running jobs (a running one stops at its next heartbeat)."""
+        where, args = self._select(job_ids, batch)
+        with write(self._db):
+            cur = self._db.execute(
+                f"UPDATE jobs SET status = 'cancelled', finished_at = ?, lease_owner = NULL "
+                f"WHERE status IN ('queued', 'running') AND ({where})",
+                [now(), *args],
+            )
+            return int(cur.rowcount)
+
+    def retry(self, job_ids: Iterable[int] = (), *, batch: str | None = None) -> int:
+        """Queue failed or cancelled jobs again with fresh attempts."""
+        where, args = self._select(job_ids, batch)
+        with write(self._db):
+            cur = self._db.execute(
+                "UPDATE jobs SET status = 'queued', attempts = 0, not_before = 0, error = NULL, "
+                "lease_owner = NULL, lease_expires = NULL, progress = 0, finished_at = NULL "
+                f"WHERE status IN ('failed', 'cancelled') AND ({where})",
+                args,
+            )
+            return int(cur.rowcount)
+
+    def get(self, job_id: int) -> Job:
+        return _job(self._db.table("jobs").get(job_id))
+
+    def query(self, *, batch: str | None = None, status: JobStatus | None = None) -> list[Job]:
+        """Jobs, oldest first, optionally of one batch or status."""
+        clauses, args = [], []
+        if batch is not None:
+            clauses.append("batch = ?")
+            args.append(batch)
+        if status is not None:
+            clauses.append("status = ?")
+            args.append(status.value)
+        rows = self._db.table("jobs").rows_where(" AND ".join(clauses) or None, args, order_by="id")
+        return [_job(r) for r in rows]
+
+    def counts(self, *, batch: str | None = None) -> dict[str, int]:
+        """Jobs per status (every status present, zero if none)."""
+        sql = "SELECT status, COUNT(*) FROM jobs" + (" WHERE batch = ?" if batch else "")
+        got = dict(self._db.execute(sql + " GROUP BY status", [batch] if batch else []).fetchall())
+        return {s.value: int(got.get(s.value, 0)) for s in JobStatus}
+
+    def is_cancelled(self, job_id: int) -> bool:
+        row = self._db.execute("SELECT status FROM jobs WHERE id = ?", [job_id]).fetchone()
+        return row is not None and row[0] == JobStatus.CANCELLED.value
+
+    # ---- helpers -------------------------------------------------------------------------
+    def _owned(self, job_id: int, worker: str) -> bool:
+        row = self._db.execute(
+            "SELECT 1 FROM jobs WHERE id = ? AND lease_owner = ? AND status = 'running'",
+            [job_id, worker],
+        ).fetchone()
+        return row is not None
+
+    def _finish(self, job_id: int, status: JobStatus, **values: Any) -> None:
+        self._db.table("jobs").update(
+            job_id,
+            {
+                "status": status.value,
+                "lease_owner": None,
+                "lease_expires": None,
+                "finished_at": now(),
+                **values,
+            },
+        )
+
+    @staticmethod
+    def _select(job_ids: Iterable[int], batch: str | None) -> tuple[str, list[Any]]:
+        ids = list(job_ids)
+        if batch is not None:
+            return "batch = ?", [batch]
+        if not ids:
+            return "0", []
+        return f"id IN ({','.join('?' * len(ids))})", ids

@@ -1,0 +1,135 @@
+"""The job queue: atomic claims, leases, completion ownership, failure, cancel and retry."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from storage import Jobs, JobStatus, Project
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = 1000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> Iterator[tuple[Project, Jobs, Clock]]:
+    clock = Clock()
+    with Project.create(tmp_path / "p") as p:
+        yield p, Jobs(p.db, clock=clock), clock
+
+
+def test_claim_in_order_and_complete_writes_result_atomically(
+    env: tuple[Project, Jobs, Clock],
+) -> None:
+    p, jobs, _ = env
+    ids = jobs.enqueue("diag.echo", [{"n": k} for k in range(3)], batch="b1")
+    first = jobs.claim("w1", lease_s=30)
+    assert first is not None and first.id == ids[0] and first.attempts == 1
+    assert first.status is JobStatus.RUNNING and first.lease_owner == "w1"
+
+    def result() -> str:
+        p.db.table("meta").insert({"key": "result-1", "value": "x"})
+        return "meta:result-1"
+
+    assert jobs.complete(first.id, "w1", result, cost_usd=0.5)
+    done = jobs.get(first.id)
+    assert done.status is JobStatus.DONE and done.result_ref == "meta:result-1"
+    assert done.cost_usd == 0.5 and done.lease_owner is None
+    assert jobs.counts(batch="b1") == {
+        "queued": 2, "running": 0, "done": 1, "failed": 0, "cancelled": 0
+    }  # fmt: skip
+
+
+def test_failed_write_rolls_back_and_job_stays_running(env: tuple[Project, Jobs, Clock]) -> None:
+    p, jobs, _ = env
+    (jid,) = jobs.enqueue("diag.echo", [{}])
+    jobs.claim("w1", 30)
+
+    def broken() -> str:
+        p.db.table("meta").insert({"key": "half", "value": "written"})
+        raise RuntimeError("disk full")
+
+    with pytest.raises(RuntimeError):
+        jobs.complete(jid, "w1", broken)
+    assert p.db.table("meta").count_where("key = 'half'") == 0
+    assert jobs.get(jid).status is JobStatus.RUNNING
+
+
+def test_expired_lease_is_reclaimed_and_old_owner_cannot_complete(
+    env: tuple[Project, Jobs, Clock],
+) -> None:
+    _, jobs, clock = env
+    (jid,) = jobs.enqueue("diag.echo", [{}])
+    assert jobs.claim("w1", lease_s=10) is not None
+    assert jobs.claim("w2", lease_s=10) is None  # lease still live
+    clock.t += 11
+    again = jobs.claim("w2", lease_s=10)
+    assert again is not None and again.id == jid and again.attempts == 2
+    assert not jobs.heartbeat(jid, "w1", 10)
+    assert not jobs.complete(jid, "w1", lambda: "dup")  # the dead worker's late result
+    assert jobs.complete(jid, "w2", lambda: "ok")
+    assert jobs.get(jid).result_ref == "ok"
+
+
+def test_job_that_keeps_losing_its_worker_fails_with_reason(
+    env: tuple[Project, Jobs, Clock],
+) -> None:
+    _, jobs, clock = env
+    (jid,) = jobs.enqueue("diag.echo", [{}], max_attempts=2)
+    for worker in ("w1", "w2"):
+        assert jobs.claim(worker, 5) is not None
+        clock.t += 6
+    assert jobs.claim("w3", 5) is None
+    job = jobs.get(jid)
+    assert job.status is JobStatus.FAILED and "gave up after 2 attempt(s)" in (job.error or "")
+    assert "w2" in (job.error or "")
+
+
+def test_fail_with_retry_backs_off_then_gives_up(env: tuple[Project, Jobs, Clock]) -> None:
+    _, jobs, clock = env
+    (jid,) = jobs.enqueue("diag.echo", [{}], max_attempts=2)
+    jobs.claim("w1", 30)
+    assert jobs.fail(jid, "w1", "HTTP 500 from the endpoint", retry=True, backoff_s=5)
+    assert jobs.get(jid).status is JobStatus.QUEUED
+    assert jobs.claim("w1", 30) is None  # backing off
+    clock.t += 6
+    assert jobs.claim("w1", 30) is not None
+    jobs.fail(jid, "w1", "HTTP 500 again", retry=True)
+    job = jobs.get(jid)
+    assert job.status is JobStatus.FAILED and job.error == "HTTP 500 again"
+
+
+def test_cancel_and_retry_per_job_and_batch(env: tuple[Project, Jobs, Clock]) -> None:
+    _, jobs, _ = env
+    a = jobs.enqueue("diag.echo", [{}, {}], batch="A")
+    b = jobs.enqueue("diag.echo", [{}], batch="B")
+    running = jobs.claim("w1", 30)
+    assert running is not None and running.id == a[0]
+    assert jobs.cancel(batch="A") == 2
+    assert not jobs.heartbeat(a[0], "w1", 30)  # the running one learns at its heartbeat
+    assert jobs.is_cancelled(a[0])
+    assert jobs.get(b[0]).status is JobStatus.QUEUED
+    assert jobs.retry([a[1]]) == 1
+    assert jobs.get(a[1]).status is JobStatus.QUEUED and jobs.get(a[0]).status.value == "cancelled"
+    assert jobs.retry(batch="A") == 1
+    assert [j.status for j in jobs.query(batch="A")] == [JobStatus.QUEUED, JobStatus.QUEUED]
+
+
+def test_claim_filters_by_kind_and_release_keeps_attempts(
+    env: tuple[Project, Jobs, Clock],
+) -> None:
+    _, jobs, _ = env
+    jobs.enqueue("judge.video", [{}])
+    (echo,) = jobs.enqueue("diag.echo", [{}])
+    got = jobs.claim("w1", 30, kinds=["diag.echo"])
+    assert got is not None and got.id == echo
+    jobs.release(echo, "w1")
+    again = jobs.get(echo)
+    assert again.status is JobStatus.QUEUED and again.attempts == 0
