@@ -296,6 +296,13 @@ class Jobs:
         got = dict(self._db.execute(sql + " GROUP BY status", [batch] if batch else []).fetchall())
         return {s.value: int(got.get(s.value, 0)) for s in JobStatus}
 
+    def batches(self) -> list[str]:
+        """Batch names, newest first."""
+        rows = self._db.execute(
+            "SELECT batch FROM jobs WHERE batch IS NOT NULL GROUP BY batch ORDER BY MAX(id) DESC"
+        ).fetchall()
+        return [str(b) for (b,) in rows]
+
     def is_cancelled(self, job_id: int) -> bool:
         row = self._db.execute("SELECT status FROM jobs WHERE id = ?", [job_id]).fetchone()
         return row is not None and row[0] == JobStatus.CANCELLED.value

@@ -20,7 +20,7 @@ class Command:
     title: str
     keys: tuple[str, ...]  # Qt key sequence strings, portable text form
     scope: str  # global | player | gates
-    menu: str  # File | Edit | View | Play | Annotate | Help
+    menu: str  # File | Edit | View | Play | Annotate | Judge | Help
     help: str = ""
 
 
@@ -84,6 +84,24 @@ COMMANDS: tuple[Command, ...] = (
         "Annotate",
         "Mark the range (or the current frame) as evidence for the current gate",
     ),
+    # Judge
+    Command(
+        "judge.run",
+        "&Judge Videos…",
+        ("Ctrl+J",),
+        "global",
+        "Judge",
+        "Queue VLM judge jobs for this video, its case, or the whole project",
+    ),
+    Command(
+        "jobs.workers",
+        "Start / Stop Local &Worker",
+        (),
+        "global",
+        "Judge",
+        "Run queued jobs in a background worker process on this machine",
+    ),
+    Command("jobs.show", "Show &Jobs", ("Ctrl+Shift+J",), "global", "Judge"),
     # Help
     Command("help.shortcuts", "Keyboard &Shortcuts", ("F1", "?"), "global", "Help"),
     Command("help.edit_shortcuts", "&Edit Shortcuts…", (), "global", "Help"),

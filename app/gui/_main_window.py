@@ -24,7 +24,11 @@ from app.gui._annotate import AnnotateWorkspace
 from app.gui._bridge import Bridge
 from app.gui._commands import COMMANDS, effective_keys, load_overrides, save_overrides
 from app.gui._help import ShortcutEditor, ShortcutOverlay, about_text
+from app.gui._jobs_panel import JobsPanel
+from app.gui._judge_dialog import JudgeDialog
 from app.gui._state import AnnotateState
+from app.gui._workers import LocalWorkers
+from judge import QueueError, queue_judge
 from storage import CaseImportError, Project, ProjectError, Settings, import_cases, to_csv, to_json
 from storage.media import MediaError
 
@@ -63,6 +67,10 @@ class MainWindow(QMainWindow):
         rl.addWidget(split, 1)
         self._dock("Rubric", rubric, Qt.DockWidgetArea.RightDockWidgetArea)
         self._dock("Evidence", self.annotate.evidence, Qt.DockWidgetArea.RightDockWidgetArea)
+        self.workers = LocalWorkers(self)
+        self.jobs_panel = JobsPanel(self.state, self.workers)
+        self._dock("Jobs", self.jobs_panel, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.docks["Jobs"].hide()  # shown when jobs are queued or on request
         self.resizeDocks([self.docks["Videos"]], [190], Qt.Orientation.Horizontal)
         self.resizeDocks([self.docks["Rubric"]], [470], Qt.Orientation.Horizontal)
         self.resizeDocks(
@@ -90,6 +98,9 @@ class MainWindow(QMainWindow):
             "app.quit": self.close,
             "edit.undo": self.undo,
             "edit.redo": self.redo,
+            "judge.run": self.judge_dialog,
+            "jobs.workers": self.jobs_panel.toggle_workers,
+            "jobs.show": self.show_jobs,
             "help.shortcuts": self.show_shortcuts,
             "help.edit_shortcuts": self.edit_shortcuts,
             "help.about": lambda: QMessageBox.about(self, "About Rollout Workbench", about_text()),
@@ -99,7 +110,7 @@ class MainWindow(QMainWindow):
     def _build_menus(self) -> None:
         handlers = self._handlers()
         menus: dict[str, QMenu] = {}
-        for name in ("File", "Edit", "View", "Play", "Annotate", "Help"):
+        for name in ("File", "Edit", "View", "Play", "Annotate", "Judge", "Help"):
             menus[name] = self.menuBar().addMenu(f"&{name}")
         for cmd in COMMANDS:
             act = QAction(cmd.title, self)
@@ -246,6 +257,35 @@ class MainWindow(QMainWindow):
         self.actions_by_id["edit.redo"].setText(f"&Redo {redo}" if redo else "&Redo")
         self.actions_by_id["edit.redo"].setEnabled(redo is not None)
 
+    # ---- judge -------------------------------------------------------------------------
+    def profile_names(self) -> list[str]:
+        project = self.state.project
+        profiles = getattr(project, "profiles", None)
+        return [] if profiles is None else sorted(profiles.names())
+
+    def judge_dialog(self) -> None:
+        project = self.state.project
+        if project is None:
+            return
+        dlg = JudgeDialog(project, self.state.video, self.profile_names(), self)
+        if not dlg.exec():
+            return
+        videos, profile, mode = dlg.selection()
+        try:
+            batch, ids = queue_judge(project, videos, profile=profile, mode=mode)
+        except QueueError as e:
+            QMessageBox.warning(self, "Nothing queued", str(e))
+            return
+        self.show_jobs()
+        self.statusBar().showMessage(
+            f"Queued {len(ids)} judge job(s) in {batch}; start a worker to run them", 8000
+        )
+
+    def show_jobs(self) -> None:
+        self.docks["Jobs"].show()
+        self.docks["Jobs"].raise_()
+        self.jobs_panel.refresh()
+
     # ---- help --------------------------------------------------------------------------
     def show_shortcuts(self) -> None:
         ShortcutOverlay(self.keys, self).exec()
@@ -267,6 +307,7 @@ class MainWindow(QMainWindow):
             self.import_folder(Path(url.toLocalFile()))
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        self.workers.stop()
         self.annotate.close()
         self.state.set_project(None)
         super().closeEvent(event)

@@ -1,0 +1,99 @@
+"""The "Judge videos" dialog: which videos, which model profile, which mode; then queue."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QLabel,
+    QRadioButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from judge import MODES
+from storage import Project, Video
+
+MODE_TEXT = {
+    "gated": "Gated (Ego2ActJudge: plans, T1–T3 and P1–P4 with early exit)",
+    "independent": "Independent gates (ask every gate; scores both rules)",
+    "simple_vqa": "Simple VQA baseline (one call, holistic levels)",
+}
+
+
+class JudgeDialog(QDialog):
+    """Pick the scope, profile and mode; ``selection()`` gives what to queue."""
+
+    def __init__(
+        self,
+        project: Project,
+        current: Video | None,
+        profiles: list[str],
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Judge videos")
+        self.setMinimumWidth(520)
+        self.project = project
+        self.current = current
+        form = QFormLayout()
+        self.scopes = QButtonGroup(self)
+        box = QVBoxLayout()
+        n_all = len(project.videos())
+        options = [("all", f"All videos in the project ({n_all})")]
+        if current is not None:
+            n_case = len(project.videos(current.case_id))
+            options = [
+                ("video", f"This video ({current.id})"),
+                ("case", f"All videos of case {current.case_id} ({n_case})"),
+                *options,
+            ]
+        for k, (key, text) in enumerate(options):
+            rb = QRadioButton(text, self)
+            rb.setProperty("scope", key)
+            rb.setChecked(k == 0)
+            self.scopes.addButton(rb)
+            box.addWidget(rb)
+        form.addRow("Videos", box)
+        self.profile = QComboBox(self)
+        self.profile.addItems(profiles)
+        form.addRow("Model profile", self.profile)
+        self.mode = QComboBox(self)
+        for m in MODES:
+            self.mode.addItem(MODE_TEXT[m], m)
+        form.addRow("Mode", self.mode)
+        lay = QVBoxLayout(self)
+        lay.addLayout(form)
+        if not profiles:
+            hint = QLabel(
+                "No model profile yet. Add one with\n"
+                "  workbench judge profile add NAME --base-url URL --model MODEL\n"
+                "(keys come from the environment or the OS keyring, never the project).",
+                self,
+            )
+            hint.setStyleSheet("color: #c62828;")
+            lay.addWidget(hint)
+        self.buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        ok = self.buttons.button(QDialogButtonBox.StandardButton.Ok)
+        ok.setText("Queue jobs")
+        ok.setEnabled(bool(profiles))
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        lay.addWidget(self.buttons)
+
+    def video_ids(self) -> list[str]:
+        checked = self.scopes.checkedButton()
+        scope = checked.property("scope") if checked else "all"
+        if scope == "video" and self.current is not None:
+            return [self.current.id]
+        if scope == "case" and self.current is not None:
+            return [v.id for v in self.project.videos(self.current.case_id)]
+        return [v.id for v in self.project.videos()]
+
+    def selection(self) -> tuple[list[str], str, str]:
+        return self.video_ids(), self.profile.currentText(), str(self.mode.currentData())

@@ -1,0 +1,49 @@
+"""Queue judge jobs: one ``judge.video`` job per video, grouped in a named batch."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from storage import Project
+
+MODES = ("gated", "independent", "simple_vqa")
+JUDGE_KIND = "judge.video"
+
+
+class QueueError(ValueError):
+    """Nothing was queued; the message says why."""
+
+
+def queue_judge(
+    project: Project,
+    video_ids: Iterable[str],
+    *,
+    profile: str,
+    mode: str = "gated",
+    batch: str | None = None,
+    config: Mapping[str, Any] | None = None,
+    max_attempts: int = 3,
+) -> tuple[str, list[int]]:
+    """Queue one judge job per video; returns the batch name and job ids.
+
+    Unknown videos, an unknown mode or an empty selection are refused before anything is
+    written, so a typo never leaves half a batch behind.
+    """
+    ids = list(dict.fromkeys(video_ids))
+    if not ids:
+        raise QueueError("no videos selected")
+    if mode not in MODES:
+        raise QueueError(f"unknown judge mode {mode!r}; choose one of {', '.join(MODES)}")
+    known = {v.id for v in project.videos()}
+    missing = [v for v in ids if v not in known]
+    if missing:
+        raise QueueError(f"no such video(s) in {project.root}: {', '.join(missing[:5])}")
+    name = batch or f"judge-{mode}-{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}"
+    payloads = [
+        {"video_id": v, "profile": profile, "mode": mode, "config": dict(config or {})}
+        for v in ids
+    ]
+    job_ids = project.jobs.enqueue(JUDGE_KIND, payloads, batch=name, max_attempts=max_attempts)
+    return name, job_ids
