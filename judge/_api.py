@@ -72,11 +72,11 @@ class CallRecorder(Protocol):
     def __call__(self, record: CallRecord) -> None: ...
 
 
-class CallFailed(Exception):
+class CallFailed(Exception):  # noqa: N818 - reads as what happened: "except CallFailed"
     """A call that failed for good (after the retry policy); the message says what to do."""
 
 
-class SpendCapReached(CallFailed):
+class SpendCapReached(CallFailed):  # noqa: N818
     """The next call could cost more than what is left of the per-video spend cap."""
 
 

@@ -42,8 +42,7 @@ def queue_judge(
         raise QueueError(f"no such video(s) in {project.root}: {', '.join(missing[:5])}")
     name = batch or f"judge-{mode}-{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}"
     payloads = [
-        {"video_id": v, "profile": profile, "mode": mode, "config": dict(config or {})}
-        for v in ids
+        {"video_id": v, "profile": profile, "mode": mode, "config": dict(config or {})} for v in ids
     ]
     job_ids = project.jobs.enqueue(JUDGE_KIND, payloads, batch=name, max_attempts=max_attempts)
     return name, job_ids
