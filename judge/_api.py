@@ -76,7 +76,7 @@ class CallFailed(Exception):  # noqa: N818 - reads as what happened: "except Cal
     """A call that failed for good (after the retry policy); the message says what to do."""
 
 
-class SpendCapReached(CallFailed):  # noqa: N818
+class SpendCapReached(CallFailed):
     """The next call could cost more than what is left of the per-video spend cap."""
 
 
