@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from judge import QueueError
 from storage import AnnotationError, CaseImportError, ProjectError, SchemaTooNewError
 from storage.media import MediaError
 
@@ -12,4 +13,5 @@ USER_ERRORS: tuple[type[Exception], ...] = (
     ProjectError,
     SchemaTooNewError,
     FileNotFoundError,
+    QueueError,
 )
