@@ -203,7 +203,10 @@ class Jobs:
             if not self._owned(job_id, worker):
                 return False
             ref = write_result()
-            self._finish(job_id, JobStatus.DONE, result_ref=ref, cost_usd=cost_usd, progress=1.0)
+            # a job done on a later attempt should not keep showing an earlier attempt's error
+            self._finish(
+                job_id, JobStatus.DONE, result_ref=ref, cost_usd=cost_usd, progress=1.0, error=None
+            )
             return True
 
     def fail(
@@ -241,15 +244,26 @@ class Jobs:
                 self._finish(job_id, JobStatus.FAILED, error=error, **extra)
             return True
 
-    def release(self, job_id: int, worker: str) -> None:
-        """Give a claimed job back untouched (a worker shutting down), keeping its attempt."""
+    def release(self, job_id: int, worker: str) -> bool:
+        """Give a claimed job back untouched (a worker shutting down), keeping its attempt.
+        False if the job was no longer this worker's."""
         with write(self._db):
-            if self._owned(job_id, worker):
-                self._db.execute(
-                    "UPDATE jobs SET status = 'queued', lease_owner = NULL, lease_expires = NULL, "
-                    "attempts = MAX(attempts - 1, 0) WHERE id = ?",
-                    [job_id],
-                )
+            if not self._owned(job_id, worker):
+                return False
+            self._db.execute(
+                "UPDATE jobs SET status = 'queued', lease_owner = NULL, lease_expires = NULL, "
+                "attempts = MAX(attempts - 1, 0) WHERE id = ?",
+                [job_id],
+            )
+            return True
+
+    def pending(self, kinds: Iterable[str] | None = None) -> int:
+        """Queued (backoff included) or running jobs: what a draining worker waits for."""
+        ks = list(kinds) if kinds is not None else None
+        sql = "SELECT COUNT(*) FROM jobs WHERE status IN ('queued', 'running')"
+        if ks is not None:
+            sql += f" AND kind IN ({','.join('?' * len(ks))})"
+        return int(self._db.execute(sql, ks or []).fetchone()[0])
 
     # ---- users ---------------------------------------------------------------------------
     def cancel(self, job_ids: Iterable[int] = (), *, batch: str | None = None) -> int:
