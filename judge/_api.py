@@ -69,11 +69,17 @@ class CallRecord:
 
 
 class CallRecorder(Protocol):
-    def __call__(self, record: CallRecord) -> None: ...
+    def __call__(self, record: CallRecord, /) -> None: ...
 
 
 class CallFailed(Exception):  # noqa: N818 - reads as what happened: "except CallFailed"
-    """A call that failed for good (after the retry policy); the message says what to do."""
+    """A call that failed for good (after the retry policy); the message says what to do.
+
+    ``retryable`` says whether a later attempt could succeed (timeouts, rate limits, 5xx);
+    the job runner uses it to decide between a retry with backoff and a permanent failure.
+    """
+
+    retryable: bool = False
 
 
 class SpendCapReached(CallFailed):

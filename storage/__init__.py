@@ -8,6 +8,7 @@ from storage._export import CSV_COLUMNS, collect, to_csv, to_json
 from storage._history import History
 from storage._import import ImportReport, find_case_folders, import_cases
 from storage._jobs import Job, Jobs, JobStatus
+from storage._profiles import ProfileNotFoundError, Profiles
 from storage._project import Project, ProjectError
 from storage._records import (
     Case,
@@ -38,6 +39,8 @@ __all__ = [
     "Job",
     "JobStatus",
     "Jobs",
+    "ProfileNotFoundError",
+    "Profiles",
     "Project",
     "ProjectError",
     "Rater",

@@ -17,6 +17,7 @@ from storage._annotations import Annotations
 from storage._db import connect, migrate, write
 from storage._history import History, now
 from storage._jobs import Jobs
+from storage._profiles import Profiles
 from storage._records import Case, Video
 from storage._schema import MIGRATIONS
 from storage.media import VideoIndex
@@ -37,6 +38,7 @@ class Project:
         self.history = History(db)
         self.annotations = Annotations(db, self.history)
         self.jobs = Jobs(db)
+        self.profiles = Profiles(db)
 
     # ---- lifecycle ----------------------------------------------------------------------
     @classmethod

@@ -1,0 +1,61 @@
+"""One tiny call against a real endpoint; runs only with WB_LIVE_BASE_URL and WB_LIVE_MODEL set.
+
+The key comes from the usual place (``WB_LIVE_API_KEY_ENV`` names the variable, default
+OPENAI_API_KEY; set it to an empty string for endpoints that need no key).
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from judge._api import CallRecord, Message, Tool
+from judge._client import OpenAIModel
+from judge._profiles import ModelProfile
+
+
+class Records(list[CallRecord]):
+    """A recorder that keeps what it is given."""
+
+    def __call__(self, record: CallRecord) -> None:
+        self.append(record)
+
+
+pytestmark = pytest.mark.live
+
+
+@pytest.mark.skipif(
+    not (os.environ.get("WB_LIVE_BASE_URL") and os.environ.get("WB_LIVE_MODEL")),
+    reason="set WB_LIVE_BASE_URL and WB_LIVE_MODEL to run against a real endpoint",
+)
+def test_one_tiny_live_call() -> None:
+    profile = ModelProfile(
+        name="live-test",
+        base_url=os.environ["WB_LIVE_BASE_URL"],
+        model=os.environ["WB_LIVE_MODEL"],
+        api_key_env=os.environ.get("WB_LIVE_API_KEY_ENV", "OPENAI_API_KEY"),
+        max_output_tokens=256,
+        timeout_s=60,
+        spend_cap_usd=0.05,
+    )
+    tool = Tool(
+        "answer",
+        "Answer the arithmetic question.",
+        {
+            "type": "object",
+            "properties": {"value": {"type": "integer"}},
+            "required": ["value"],
+            "additionalProperties": False,
+        },
+    )
+    records = Records()
+    with OpenAIModel(profile, recorder=records) as model:
+        call, usage = model.call(
+            stage="live",
+            prompt_version="live-1",
+            messages=[Message("user", "What is 2 + 3? Call the answer tool.")],
+            tools=[tool],
+        )
+    assert call.name == "answer" and call.arguments["value"] == 5
+    assert records and records[-1].ok and usage.latency_s > 0
