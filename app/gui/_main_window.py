@@ -27,6 +27,7 @@ from app.gui._help import ShortcutEditor, ShortcutOverlay, about_text
 from app.gui._jobs_panel import JobsPanel
 from app.gui._judge_dialog import JudgeDialog
 from app.gui._state import AnnotateState
+from app.gui._trace_view import TraceView
 from app.gui._workers import LocalWorkers
 from judge import QueueError, queue_judge
 from storage import CaseImportError, Project, ProjectError, Settings, import_cases, to_csv, to_json
@@ -67,6 +68,10 @@ class MainWindow(QMainWindow):
         rl.addWidget(split, 1)
         self._dock("Rubric", rubric, Qt.DockWidgetArea.RightDockWidgetArea)
         self._dock("Evidence", self.annotate.evidence, Qt.DockWidgetArea.RightDockWidgetArea)
+        self.trace_view = TraceView(self.state)
+        self._dock("Judge trace", self.trace_view, Qt.DockWidgetArea.RightDockWidgetArea)
+        self.tabifyDockWidget(self.docks["Evidence"], self.docks["Judge trace"])
+        self.docks["Evidence"].raise_()
         self.workers = LocalWorkers(self)
         self.jobs_panel = JobsPanel(self.state, self.workers)
         self._dock("Jobs", self.jobs_panel, Qt.DockWidgetArea.BottomDockWidgetArea)

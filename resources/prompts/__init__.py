@@ -1,0 +1,1 @@
+"""Versioned prompt templates of the VLM judges (data only; read with importlib.resources)."""

@@ -1,0 +1,60 @@
+"""The pipeline through the real OpenAI-compatible client and a loopback HTTP server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from judge import OpenAIModel, judge_video, scripted_judge
+from judge._api import CallRecord, Tool
+from judge._profiles import ModelProfile
+from storage.media import index_video
+from tests.casefactory import write_video
+from tests.judge.fakeserver import FakeServer, Reply
+
+STAGES = {
+    "submit_plan_task": "plan_task",
+    "submit_plan_physics": "plan_physics",
+    "submit_dependencies": "review",
+    "submit_vqa": "vqa",
+}
+
+
+def test_gated_run_over_http(tmp_path: Path) -> None:
+    path = write_video(tmp_path / "clip.mp4", n=24)
+    judge = scripted_judge(answers={"T2": {"S2": "no"}}, inspections={"P1": 1})
+
+    def responder(body: dict[str, Any], _n: int) -> Reply:
+        # What the model would see, rebuilt from the wire: the offered tools and their schemas.
+        tools = [
+            Tool(t["function"]["name"], "", t["function"]["parameters"]) for t in body["tools"]
+        ]
+        names = [t.name for t in tools]
+        if "submit_gate" in names:
+            gate = tools[names.index("submit_gate")].parameters["properties"]["gate"]["const"]
+            stage = f"gate:{gate}"
+        else:
+            stage = STAGES[names[0]]
+        call = judge(stage, [], tools)
+        return Reply(call.name, call.arguments)
+
+    records: list[CallRecord] = []
+    with FakeServer(responder) as srv:
+        profile = ModelProfile(name="loop", base_url=srv.base_url, model="fake-vlm",
+                               price_in_per_mtok=1.0, price_out_per_mtok=4.0)  # fmt: skip
+        api = OpenAIModel(profile, recorder=records.append, api_key="sk-loopback-test")
+        f1 = np.full((48, 64, 3), 90, np.uint8)
+        r = judge_video(api, path, index_video(path), "Put both blocks on the tray.", f1)
+        chats = [q for q in srv.requests if q.path.endswith("/chat/completions")]
+    assert len(chats) == r.calls == 11 and len(records) == 11 and all(x.ok for x in records)
+    s = r.scores["sequential"]
+    assert s.task_levels == (3, 1) and s.score.p100 == 100.0
+    assert r.cost_usd > 0 and r.cost_usd == api.spent_usd
+    # Images went out as data URLs, next to their evidence ids; records keep only the ids.
+    p1 = chats[-4].body["messages"]
+    parts = [p for m in p1 if isinstance(m["content"], list) for p in m["content"]]
+    assert sum(p.get("type") == "image_url" for p in parts) == 1 + 24 + 12
+    assert "data:image/jpeg;base64," in str(parts) and "I1-12" in str(parts)
+    assert "base64" not in str(records[-4].request)
