@@ -194,7 +194,7 @@ def _job_error(err: Exception) -> JobError:
         return JobError(f"judge.video: {err}")
     if getattr(err, "retryable", False):
         wait = RATE_LIMIT_BACKOFF_S if getattr(err, "kind", "") == "rate_limit" else RETRY_BACKOFF_S
-        return JobError(f"judge.video: {err} (will retry)", retry=True, backoff_s=wait)
+        return JobError(f"judge.video: {err}", retry=True, backoff_s=wait)
     return JobError(f"judge.video: {err}")
 
 

@@ -241,6 +241,8 @@ class Jobs:
                     },
                 )
             else:
+                if retry:  # retryable, but the attempts are used up: say so
+                    error = f"gave up after {row[0]} attempt(s): {error}"
                 self._finish(job_id, JobStatus.FAILED, error=error, **extra)
             return True
 

@@ -3,42 +3,23 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from judge import OpenAIModel, judge_video, scripted_judge
-from judge._api import CallRecord, Tool
+from judge._api import CallRecord
 from judge._profiles import ModelProfile
 from storage.media import index_video
 from tests.casefactory import write_video
-from tests.judge.fakeserver import FakeServer, Reply
-
-STAGES = {
-    "submit_plan_task": "plan_task",
-    "submit_plan_physics": "plan_physics",
-    "submit_dependencies": "review",
-    "submit_vqa": "vqa",
-}
+from tests.judge.fakeserver import FakeServer
+from tests.judge.wire import wire_responder
 
 
 def test_gated_run_over_http(tmp_path: Path) -> None:
     path = write_video(tmp_path / "clip.mp4", n=24)
     judge = scripted_judge(answers={"T2": {"S2": "no"}}, inspections={"P1": 1})
 
-    def responder(body: dict[str, Any], _n: int) -> Reply:
-        # What the model would see, rebuilt from the wire: the offered tools and their schemas.
-        tools = [
-            Tool(t["function"]["name"], "", t["function"]["parameters"]) for t in body["tools"]
-        ]
-        names = [t.name for t in tools]
-        if "submit_gate" in names:
-            gate = tools[names.index("submit_gate")].parameters["properties"]["gate"]["const"]
-            stage = f"gate:{gate}"
-        else:
-            stage = STAGES[names[0]]
-        call = judge(stage, [], tools)
-        return Reply(call.name, call.arguments)
+    responder = wire_responder(judge)
 
     records: list[CallRecord] = []
     with FakeServer(responder) as srv:

@@ -103,7 +103,9 @@ def test_fail_with_retry_backs_off_then_gives_up(env: tuple[Project, Jobs, Clock
     assert jobs.claim("w1", 30) is not None
     jobs.fail(jid, "w1", "HTTP 500 again", retry=True)
     job = jobs.get(jid)
-    assert job.status is JobStatus.FAILED and job.error == "HTTP 500 again"
+    assert (
+        job.status is JobStatus.FAILED and job.error == "gave up after 2 attempt(s): HTTP 500 again"
+    )
 
 
 def test_cancel_and_retry_per_job_and_batch(env: tuple[Project, Jobs, Clock]) -> None:
