@@ -74,3 +74,126 @@ def status(project_dir: Path, batch: str | None, as_json: bool) -> None:
 
 
 COMMANDS: list[click.Command] = [judge]
+
+
+def _num(v: float | None) -> str:
+    return "—" if v is None else f"{v:.1f}"
+
+
+@judge.command("rescore")
+@project_option
+@click.option("--run", "run_ids", type=int, multiple=True, help="Run id (repeatable).")
+@click.option("--batch", help="Runs made by the jobs of this batch.")
+@click.option("--json", "as_json", is_flag=True)
+def rescore(project_dir: Path, run_ids: tuple[int, ...], batch: str | None, as_json: bool) -> None:
+    """Recompute T, P and S of finished runs from their recorded answers (no model calls)."""
+    from judge import rule_scores
+    from storage import JudgeRuns, Project
+
+    out = []
+    with Project.open(project_dir) as project:
+        runs = JudgeRuns(project.db)
+        ids = list(run_ids)
+        if not ids:
+            job_ids = {j.id for j in project.jobs.query(batch=batch)} if batch else None
+            ids = [
+                r.id
+                for v in project.videos()
+                for r in runs.runs(v.id)
+                if r.status == "done" and (job_ids is None or r.job_id in job_ids)
+            ]
+        for run_id in sorted(ids):
+            before = runs.get(run_id).s
+            scores = runs.rescore(run_id, rule_scores)
+            out.append(
+                {"run": run_id, "S_before": before}
+                | {rule: sc.score.as_dict() for rule, sc in scores.items()}
+            )
+    if as_json:
+        click.echo(json.dumps(out))
+        return
+    for row in out:
+        rules = "  ".join(f"{k}: S {_num(v['S'])}" for k, v in row.items() if isinstance(v, dict))
+        click.echo(f"run {row['run']}: {rules}")
+    click.echo(f"re-scored {len(out)} run(s) from recorded answers", err=True)
+
+
+@judge.group("profile")
+def profile() -> None:
+    """Model profiles: endpoint, model, limits and prices. Never an API key."""
+
+
+@profile.command("add")
+@project_option
+@click.argument("name")
+@click.option("--base-url", required=True, help="OpenAI-compatible API root, e.g. http://host/v1")
+@click.option("--model", required=True)
+@click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True,
+              help="Environment variable holding the key ('' if none is needed).")  # fmt: skip
+@click.option("--timeout", "timeout_s", type=float, default=180.0, show_default=True)
+@click.option("--max-output-tokens", type=int, default=4096, show_default=True)
+@click.option("--price-in", type=float, default=0.0, help="US$ per million input tokens.")
+@click.option("--price-out", type=float, default=0.0, help="US$ per million output tokens.")
+@click.option("--spend-cap", type=float, default=2.0, show_default=True, help="US$ per video.")
+@click.option("--reasoning-effort", default=None)
+def profile_add(
+    project_dir: Path,
+    name: str,
+    base_url: str,
+    model: str,
+    api_key_env: str,
+    timeout_s: float,
+    max_output_tokens: int,
+    price_in: float,
+    price_out: float,
+    spend_cap: float,
+    reasoning_effort: str | None,
+) -> None:
+    """Add or replace a profile in the project."""
+    from pydantic import ValidationError
+
+    from judge import ModelProfile, save_profile
+    from storage import Project
+
+    try:
+        prof = ModelProfile(
+            name=name, base_url=base_url, model=model, api_key_env=api_key_env,
+            timeout_s=timeout_s, max_output_tokens=max_output_tokens,
+            price_in_per_mtok=price_in, price_out_per_mtok=price_out,
+            spend_cap_usd=spend_cap, reasoning_effort=reasoning_effort,
+        )  # fmt: skip
+    except ValidationError as e:
+        first = e.errors()[0]
+        raise click.BadParameter(f"{'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+    with Project.open(project_dir) as project:
+        save_profile(project.profiles, prof)
+    click.echo(f"saved profile {name}: {model} at {base_url}")
+
+
+@profile.command("list")
+@project_option
+def profile_list(project_dir: Path) -> None:
+    """Profiles stored in the project."""
+    from judge import load_profile
+    from storage import Project
+
+    with Project.open(project_dir) as project:
+        for name in project.profiles.list():
+            p = load_profile(project.profiles, name)
+            click.echo(
+                f"{name}: {p.model} at {p.base_url} · key from ${p.api_key_env or '(none)'} · "
+                f"cap ${p.spend_cap_usd:.2f}/video"
+            )
+
+
+@profile.command("remove")
+@project_option
+@click.argument("name")
+def profile_remove(project_dir: Path, name: str) -> None:
+    """Delete a profile (runs made with it keep their recorded configuration)."""
+    from storage import Project
+
+    with Project.open(project_dir) as project:
+        if not project.profiles.delete(name):
+            raise click.BadParameter(f"no profile {name!r}", param_hint="NAME")
+    click.echo(f"removed profile {name}")

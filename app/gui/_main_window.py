@@ -266,7 +266,7 @@ class MainWindow(QMainWindow):
     def profile_names(self) -> list[str]:
         project = self.state.project
         profiles = getattr(project, "profiles", None)
-        return [] if profiles is None else sorted(profiles.names())
+        return [] if profiles is None else sorted(profiles.list())
 
     def judge_dialog(self) -> None:
         project = self.state.project

@@ -72,7 +72,7 @@ def render_trace(trace: RunTrace) -> str:
     rules = "".join(
         f"<tr><td>{html.escape(rule)}</td><td>T {_fmt(sc.get('T100'))}</td>"
         f"<td>P {_fmt(sc.get('P100'))}</td><td><b>S {_fmt(sc.get('S'))}</b></td></tr>"
-        for rule, sc in run.scores.items()
+        for rule, sc in (run.scores.get("rules") or {}).items()
         if isinstance(sc, dict)
     )
     tin, tout = trace.total_tokens

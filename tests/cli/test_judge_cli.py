@@ -34,3 +34,49 @@ def test_judge_run_unknown_video_is_a_clear_error(tmp_path: Path, cases_dir: Pat
               "--profile", "local"],
     )  # fmt: skip
     assert res.exit_code == 2 and "V-NOPE" in res.output
+
+
+def test_profiles_rescore_and_status_after_a_real_run(tmp_path: Path, cases_dir: Path) -> None:
+    from judge import run_worker
+    from tests.judge.fakeserver import FakeServer
+    from tests.judge.wire import wire_responder
+
+    project = tmp_path / "p"
+    with Project.create(project) as p:
+        import_cases(p, cases_dir)
+    runner = CliRunner()
+    with FakeServer(wire_responder()) as srv:
+        res = runner.invoke(
+            cli, ["judge", "profile", "add", "--project", str(project), "loop",
+                  "--base-url", srv.base_url, "--model", "fake-vlm", "--api-key-env", "",
+                  "--price-in", "0.5", "--price-out", "2"],
+        )  # fmt: skip
+        assert res.exit_code == 0, res.output
+        listed = runner.invoke(cli, ["judge", "profile", "list", "--project", str(project)])
+        assert "loop: fake-vlm at http://127.0.0.1" in listed.output
+        res = runner.invoke(
+            cli, ["judge", "run", "--project", str(project), "--case", "tidy_cups",
+                  "--profile", "loop", "--mode", "independent", "--batch", "b"],
+        )  # fmt: skip
+        assert res.exit_code == 0, res.output
+        run_worker(project, concurrency=2, drain=True, log=lambda _r: None)
+    status = json.loads(
+        runner.invoke(cli, ["judge", "status", "--project", str(project), "--json"]).output
+    )
+    assert status["counts"]["done"] == 1 and status["cost_usd"] > 0
+    res = runner.invoke(cli, ["judge", "rescore", "--project", str(project), "--batch", "b",
+                              "--json"])  # fmt: skip
+    (row,) = json.loads(res.output)
+    assert row["sequential"]["S"] == row["independent"]["S"] == row["S_before"] == 100.0
+
+
+def test_profile_with_a_key_field_is_refused(tmp_path: Path) -> None:
+    with Project.create(tmp_path / "p"):
+        pass
+    res = CliRunner().invoke(
+        cli, ["judge", "profile", "add", "--project", str(tmp_path / "p"), "x",
+              "--base-url", "http://127.0.0.1:1/v1", "--model", "m",
+              "--api-key-env", "sk-abc123secret"],
+    )  # fmt: skip
+    assert res.exit_code == 2 and "sk-abc123secret" not in res.output
+    assert "api_key_env" in res.output
