@@ -205,8 +205,9 @@ class Jobs:
             ref = write_result()
             # a job done on a later attempt should not keep showing an earlier attempt's error
             self._finish(
-                job_id, JobStatus.DONE, result_ref=ref, cost_usd=cost_usd, progress=1.0, error=None
-            )
+                job_id, JobStatus.DONE, result_ref=ref, cost_usd=cost_usd, progress=1.0,
+                error=None, progress_note=None,
+            )  # fmt: skip
             return True
 
     def fail(

@@ -41,6 +41,23 @@ COMMANDS: tuple[Command, ...] = (
     # Edit
     Command("edit.undo", "&Undo", ("Ctrl+Z",), "global", "Edit"),
     Command("edit.redo", "&Redo", ("Ctrl+Shift+Z", "Ctrl+Y"), "global", "Edit"),
+    # View
+    Command(
+        "view.annotate",
+        "&Annotate Workspace",
+        ("Ctrl+1",),
+        "global",
+        "View",
+        "Player, rubric and evidence: score videos by hand",
+    ),
+    Command(
+        "view.judge",
+        "&Judge Workspace",
+        ("Ctrl+2",),
+        "global",
+        "View",
+        "Player, judge trace and jobs: run and audit the VLM judge",
+    ),
     # Play
     Command("play.toggle", "Play / Pause", ("Space",), "player", "Play"),
     Command("play.step_fwd", "Next Frame", ("Right",), "player", "Play"),

@@ -42,7 +42,7 @@ class ShortcutOverlay(QDialog):
                 menus.setdefault(c.menu, []).append(
                     f"<tr><td><code>{_keys_text(keys[c.id])}</code></td><td>{title}</td></tr>"
                 )
-        cols = [["Play", "Edit"], ["Annotate"], ["File", "Judge", "Help"]]
+        cols = [["Play", "Edit"], ["Annotate", "View"], ["File", "Judge", "Help"]]
         for col in cols:
             html.append("<td valign='top'>")
             for menu in col:

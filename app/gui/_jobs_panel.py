@@ -9,7 +9,14 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    Qt,
+    QTimer,
+    Signal,
+)
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -106,6 +113,8 @@ class JobsModel(QAbstractTableModel):
 class JobsPanel(QWidget):
     """Table of jobs with a summary line and worker / cancel / retry controls."""
 
+    finished = Signal()  # more jobs have ended (done or failed) since the last refresh
+
     def __init__(self, state: AnnotateState, workers: LocalWorkers, parent: QWidget | None = None):
         super().__init__(parent)
         self.state = state
@@ -157,6 +166,7 @@ class JobsPanel(QWidget):
         bottom.addWidget(self.last_log)
         lay.addLayout(bottom)
 
+        self._ended = 0
         self.timer = QTimer(self)
         self.timer.setInterval(1000)
         self.timer.timeout.connect(self.refresh)
@@ -195,6 +205,10 @@ class JobsPanel(QWidget):
             if job.id in selected:
                 self.table.selectRow(row)
         counts = {s: sum(1 for j in jobs if j.status is s) for s in JobStatus}
+        ended = counts[JobStatus.DONE] + counts[JobStatus.FAILED]
+        if ended != self._ended:
+            self._ended = ended
+            self.finished.emit()
         cost = sum(j.cost_usd for j in jobs)
         eta = eta_seconds(jobs, self.workers.running * self.n_workers.value())
         eta_text = "" if eta in (None, 0.0) else f" · ETA {eta / 60:.1f} min"

@@ -5,9 +5,17 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import ClassVar
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
+from PySide6.QtGui import (
+    QAction,
+    QActionGroup,
+    QCloseEvent,
+    QDragEnterEvent,
+    QDropEvent,
+    QKeySequence,
+)
 from PySide6.QtWidgets import (
     QDockWidget,
     QFileDialog,
@@ -75,6 +83,7 @@ class MainWindow(QMainWindow):
         self.workers = LocalWorkers(self)
         self.jobs_panel = JobsPanel(self.state, self.workers)
         self._dock("Jobs", self.jobs_panel, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.jobs_panel.finished.connect(self.trace_view.refresh)  # new runs appear by themselves
         self.docks["Jobs"].hide()  # shown when jobs are queued or on request
         self.resizeDocks([self.docks["Videos"]], [190], Qt.Orientation.Horizontal)
         self.resizeDocks([self.docks["Rubric"]], [470], Qt.Orientation.Horizontal)
@@ -103,6 +112,8 @@ class MainWindow(QMainWindow):
             "app.quit": self.close,
             "edit.undo": self.undo,
             "edit.redo": self.redo,
+            "view.annotate": lambda: self.set_workspace("annotate"),
+            "view.judge": lambda: self.set_workspace("judge"),
             "judge.run": self.judge_dialog,
             "jobs.workers": self.jobs_panel.toggle_workers,
             "jobs.show": self.show_jobs,
@@ -133,10 +144,12 @@ class MainWindow(QMainWindow):
             if cmd.id in ("project.export", "edit.redo", "play.loop", "video.prev"):
                 menus[cmd.menu].addSeparator()
         view = menus["View"]
-        workspace = view.addMenu("&Workspace")
-        ws = workspace.addAction("&Annotate")
-        ws.setCheckable(True)
-        ws.setChecked(True)
+        group = QActionGroup(self)
+        for cid in ("view.annotate", "view.judge"):
+            act = self.actions_by_id[cid]
+            act.setCheckable(True)
+            group.addAction(act)
+        self.actions_by_id["view.annotate"].setChecked(True)
         view.addSeparator()
         for dock in self.docks.values():
             view.addAction(dock.toggleViewAction())
@@ -285,6 +298,20 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(
             f"Queued {len(ids)} judge job(s) in {batch}; start a worker to run them", 8000
         )
+
+    # which docks each workspace shows; the player is always in the middle
+    WORKSPACES: ClassVar[dict[str, tuple[str, ...]]] = {
+        "annotate": ("Videos", "Rubric", "Evidence"),
+        "judge": ("Videos", "Judge trace", "Jobs"),
+    }
+
+    def set_workspace(self, name: str) -> None:
+        """Show the docks of one workspace (users can still toggle any dock in View)."""
+        wanted = self.WORKSPACES[name]
+        for title, dock in self.docks.items():
+            dock.setVisible(title in wanted)
+        self.docks[wanted[1]].raise_()
+        self.actions_by_id[f"view.{name}"].setChecked(True)
 
     def show_jobs(self) -> None:
         self.docks["Jobs"].show()
