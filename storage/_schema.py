@@ -2,7 +2,8 @@
 
 Tables (v1): meta, media, video_index, cases, videos, raters, subgoal_plans, subgoals, ratings,
 gate_decisions, evidence_marks, history. (v2): jobs, model_profiles, judge_runs, judge_calls,
-judge_subgoals, judge_answers, judge_frames, judge_inspections. See docs/architecture.md.
+judge_subgoals, judge_answers, judge_frames, judge_inspections. (v3): studies, study_videos,
+assignments, calibration_references, calibration_results, bundle_imports.
 """
 
 from __future__ import annotations
@@ -303,4 +304,72 @@ def _v2(db: sqlite_utils.Database) -> None:
     )
 
 
-MIGRATIONS: list[Migration] = [_v1, _v2]
+def _v3(db: sqlite_utils.Database) -> None:
+    """Annotation studies: panels, blind assignments, calibration, bundle imports."""
+    db.table("studies").create(
+        {
+            "id": str,
+            "name": str,
+            "config": str,  # JSON: raters per video, seed, human-success rule, ...
+            "created_at": str,
+        },
+        pk="id",
+    )
+    db.table("study_videos").create(
+        {"study_id": str, "video_id": str, "calibration": int},  # calibration: 1 = training set
+        pk=("study_id", "video_id"),
+        foreign_keys=[("study_id", "studies", "id"), ("video_id", "videos", "id")],
+    )
+    db.table("assignments").create(
+        {
+            "id": int,
+            "study_id": str,
+            "rater_id": str,
+            "video_id": str,
+            "position": int,  # the rater's own random order
+            "status": str,  # assigned | exported | returned
+            "updated_at": str,
+        },
+        pk="id",
+        foreign_keys=[
+            ("study_id", "studies", "id"),
+            ("rater_id", "raters", "id"),
+            ("video_id", "videos", "id"),
+        ],
+    )
+    db.table("assignments").create_index(["study_id", "rater_id", "video_id"], unique=True)
+    db.table("calibration_references").create(
+        {
+            "study_id": str,
+            "video_id": str,
+            "reference": str,  # JSON: reference task/physics levels per subgoal, notes
+            "notes": str,
+        },
+        pk=("study_id", "video_id"),
+        foreign_keys=[("study_id", "studies", "id"), ("video_id", "videos", "id")],
+    )
+    db.table("calibration_results").create(
+        {
+            "study_id": str,
+            "rater_id": str,
+            "passed": int,
+            "details": str,  # JSON: per video, the rater's answers against the reference
+            "completed_at": str,
+        },
+        pk=("study_id", "rater_id"),
+        foreign_keys=[("study_id", "studies", "id"), ("rater_id", "raters", "id")],
+    )
+    db.table("bundle_imports").create(
+        {
+            "sha256": str,  # of the bundle file: importing it again changes nothing
+            "study_id": str,
+            "rater_id": str,
+            "kind": str,  # assignment | work
+            "summary": str,  # JSON
+            "imported_at": str,
+        },
+        pk="sha256",
+    )
+
+
+MIGRATIONS: list[Migration] = [_v1, _v2, _v3]
