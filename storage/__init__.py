@@ -1,6 +1,23 @@
 """The SQLite project, media access, import and export. The only package that writes SQL."""
 
 from storage._annotations import AnnotationError, Annotations
+from storage._bundle_format import BundleError
+from storage._bundle_merge import Conflict
+from storage._bundle_work import (
+    MergeConflictError,
+    MergeReport,
+    WorkExport,
+    export_work,
+    import_work,
+)
+from storage._bundles import (
+    AssignmentExport,
+    BundleOrigin,
+    OpenedAssignment,
+    bundle_origin,
+    export_assignment,
+    open_assignment,
+)
 from storage._caseformat import FORMAT as CASE_FORMAT
 from storage._caseformat import CaseFile, CaseImportError, read_case_file
 from storage._db import SchemaTooNewError
@@ -25,6 +42,7 @@ from storage._judge_records import (
     RunTrace,
     ScoreFn,
 )
+from storage._panel_data import ProjectPanel, load_panel
 from storage._profiles import ProfileNotFoundError, Profiles
 from storage._project import Project, ProjectError
 from storage._records import (
@@ -39,17 +57,34 @@ from storage._records import (
     Video,
 )
 from storage._settings import Settings, load_settings
+from storage._studies import Assignment, PanelSelection, Studies, Study, StudyVideo
+from storage._study_calibration import (
+    CalibrationItem,
+    CalibrationReference,
+    CalibrationReport,
+    CalibrationResult,
+    StudyError,
+)
 
 __all__ = [
     "CASE_FORMAT",
     "CSV_COLUMNS",
     "AnnotationError",
     "Annotations",
+    "Assignment",
+    "AssignmentExport",
+    "BundleError",
+    "BundleOrigin",
+    "CalibrationItem",
+    "CalibrationReference",
+    "CalibrationReport",
+    "CalibrationResult",
     "CallSummary",
     "Case",
     "CaseFile",
     "CaseImportError",
     "Clutter",
+    "Conflict",
     "Domain",
     "EvidenceMark",
     "GateTrace",
@@ -61,10 +96,15 @@ __all__ = [
     "Jobs",
     "JudgeRunError",
     "JudgeRuns",
+    "MergeConflictError",
+    "MergeReport",
+    "OpenedAssignment",
+    "PanelSelection",
     "ProfileNotFoundError",
     "Profiles",
     "Project",
     "ProjectError",
+    "ProjectPanel",
     "Rater",
     "Rating",
     "RecordedAnswers",
@@ -81,12 +121,23 @@ __all__ = [
     "SchemaTooNewError",
     "ScoreFn",
     "Settings",
+    "Studies",
+    "Study",
+    "StudyError",
+    "StudyVideo",
     "Subgoal",
     "Video",
+    "WorkExport",
+    "bundle_origin",
     "collect",
+    "export_assignment",
+    "export_work",
     "find_case_folders",
     "import_cases",
+    "import_work",
+    "load_panel",
     "load_settings",
+    "open_assignment",
     "read_case_file",
     "to_csv",
     "to_json",

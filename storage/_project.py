@@ -20,6 +20,7 @@ from storage._jobs import Jobs
 from storage._profiles import Profiles
 from storage._records import Case, Video
 from storage._schema import MIGRATIONS
+from storage._studies import Studies
 from storage.media import VideoIndex
 
 DB_NAME = "project.sqlite"
@@ -39,6 +40,7 @@ class Project:
         self.annotations = Annotations(db, self.history)
         self.jobs = Jobs(db)
         self.profiles = Profiles(db)
+        self.studies = Studies(db)
 
     # ---- lifecycle ----------------------------------------------------------------------
     @classmethod

@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 from judge import QueueError
-from storage import AnnotationError, CaseImportError, ProjectError, SchemaTooNewError
+from storage import (
+    AnnotationError,
+    BundleError,
+    CaseImportError,
+    ProjectError,
+    SchemaTooNewError,
+    StudyError,
+)
 from storage.media import MediaError
 
 USER_ERRORS: tuple[type[Exception], ...] = (
@@ -14,4 +21,6 @@ USER_ERRORS: tuple[type[Exception], ...] = (
     SchemaTooNewError,
     FileNotFoundError,
     QueueError,
+    StudyError,
+    BundleError,
 )

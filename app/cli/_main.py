@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from app.cli import _jobs_cmds, _judge_cmds, _media, _project_cmds, _score
+from app.cli import _jobs_cmds, _judge_cmds, _media, _project_cmds, _score, _study_cmds
 
 
 class _Group(click.Group):
@@ -43,7 +43,12 @@ def gui(project: Path | None) -> None:
 
 cli.add_command(_score.score)
 cli.add_command(_media.video)
-for command in (*_project_cmds.COMMANDS, *_jobs_cmds.COMMANDS, *_judge_cmds.COMMANDS):
+for command in (
+    *_project_cmds.COMMANDS,
+    *_jobs_cmds.COMMANDS,
+    *_judge_cmds.COMMANDS,
+    *_study_cmds.COMMANDS,
+):
     cli.add_command(command)
 
 

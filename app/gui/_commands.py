@@ -58,6 +58,14 @@ COMMANDS: tuple[Command, ...] = (
         "View",
         "Player, judge trace and jobs: run and audit the VLM judge",
     ),
+    Command(
+        "view.results",
+        "&Results Workspace",
+        ("Ctrl+3",),
+        "global",
+        "View",
+        "Leaderboard, agreement with CIs, judge vs human, disagreements",
+    ),
     # Play
     Command("play.toggle", "Play / Pause", ("Space",), "player", "Play"),
     Command("play.step_fwd", "Next Frame", ("Right",), "player", "Play"),

@@ -34,11 +34,21 @@ from app.gui._commands import COMMANDS, effective_keys, load_overrides, save_ove
 from app.gui._help import ShortcutEditor, ShortcutOverlay, about_text
 from app.gui._jobs_panel import JobsPanel
 from app.gui._judge_dialog import JudgeDialog
+from app.gui._results import ResultsPanel
 from app.gui._state import AnnotateState
 from app.gui._trace_view import TraceView
 from app.gui._workers import LocalWorkers
 from judge import QueueError, queue_judge
-from storage import CaseImportError, Project, ProjectError, Settings, import_cases, to_csv, to_json
+from storage import (
+    CaseImportError,
+    Project,
+    ProjectError,
+    Settings,
+    bundle_origin,
+    import_cases,
+    to_csv,
+    to_json,
+)
 from storage.media import MediaError
 
 MAX_RECENT = 8
@@ -65,6 +75,7 @@ class MainWindow(QMainWindow):
         self.annotate.message.connect(lambda m: self.statusBar().showMessage(m, 5000))
         self.docks: dict[str, QDockWidget] = {}
         self._dock("Videos", self.annotate.videos, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.docks["Videos"].setMinimumWidth(150)
         rubric = QWidget()
         rl = QVBoxLayout(rubric)
         rl.setContentsMargins(2, 2, 2, 2)
@@ -84,6 +95,10 @@ class MainWindow(QMainWindow):
         self.jobs_panel = JobsPanel(self.state, self.workers)
         self._dock("Jobs", self.jobs_panel, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.jobs_panel.finished.connect(self.trace_view.refresh)  # new runs appear by themselves
+        self.results = ResultsPanel(self.state, self.bridge)
+        self.results.open_video.connect(self.open_video_by_id)
+        self._dock("Results", self.results, Qt.DockWidgetArea.RightDockWidgetArea)
+        self.docks["Results"].hide()
         self.docks["Jobs"].hide()  # shown when jobs are queued or on request
         self.resizeDocks([self.docks["Videos"]], [190], Qt.Orientation.Horizontal)
         self.resizeDocks([self.docks["Rubric"]], [470], Qt.Orientation.Horizontal)
@@ -97,9 +112,11 @@ class MainWindow(QMainWindow):
         self.apply_shortcuts()
         self.state.data_changed.connect(self._update_undo_text)
         self.state.video_changed.connect(self._update_undo_text)
-        rater = QLabel(f"Rater: {settings.rater}")
-        rater.setToolTip("Decisions are recorded under this rater id (set WB_RATER to change it)")
-        self.statusBar().addPermanentWidget(rater)
+        self.rater_label = QLabel(f"Rater: {settings.rater}")
+        self.rater_label.setToolTip(
+            "Decisions are recorded under this rater id (WB_RATER, or the assignment's rater)"
+        )
+        self.statusBar().addPermanentWidget(self.rater_label)
         self.statusBar().showMessage("Open a project (Ctrl+O) or drop a case folder here")
 
     # ---- menus -------------------------------------------------------------------------
@@ -114,6 +131,7 @@ class MainWindow(QMainWindow):
             "edit.redo": self.redo,
             "view.annotate": lambda: self.set_workspace("annotate"),
             "view.judge": lambda: self.set_workspace("judge"),
+            "view.results": lambda: self.set_workspace("results"),
             "judge.run": self.judge_dialog,
             "jobs.workers": self.jobs_panel.toggle_workers,
             "jobs.show": self.show_jobs,
@@ -145,7 +163,7 @@ class MainWindow(QMainWindow):
                 menus[cmd.menu].addSeparator()
         view = menus["View"]
         group = QActionGroup(self)
-        for cid in ("view.annotate", "view.judge"):
+        for cid in ("view.annotate", "view.judge", "view.results"):
             act = self.actions_by_id[cid]
             act.setCheckable(True)
             group.addAction(act)
@@ -179,6 +197,13 @@ class MainWindow(QMainWindow):
         except (ProjectError, OSError) as e:
             QMessageBox.warning(self, "Cannot open project", str(e))
             return False
+        origin = bundle_origin(project)
+        if origin is not None:  # a rater's blind assignment: decisions go under its rater id
+            self.state.rater = origin.rater_id
+            self.rater_label.setText(f"Rater: {origin.rater_id} · study {origin.study_id}")
+        else:
+            self.state.rater = self.settings.rater
+            self.rater_label.setText(f"Rater: {self.settings.rater}")
         self.state.set_project(project)
         self.setWindowTitle(f"{path.name} — Rollout Workbench")
         self._remember(path)
@@ -303,6 +328,7 @@ class MainWindow(QMainWindow):
     WORKSPACES: ClassVar[dict[str, tuple[str, ...]]] = {
         "annotate": ("Videos", "Rubric", "Evidence"),
         "judge": ("Videos", "Judge trace", "Jobs"),
+        "results": ("Videos", "Results"),
     }
 
     def set_workspace(self, name: str) -> None:
@@ -312,6 +338,17 @@ class MainWindow(QMainWindow):
             dock.setVisible(title in wanted)
         self.docks[wanted[1]].raise_()
         self.actions_by_id[f"view.{name}"].setChecked(True)
+        if name == "results":
+            self.resizeDocks(
+                [self.docks["Results"]], [int(self.width() * 0.55)], Qt.Orientation.Horizontal
+            )
+            if self.results.results is None:
+                self.results.refresh()
+
+    def open_video_by_id(self, video_id: str) -> None:
+        project = self.state.project
+        if project is not None:
+            self.annotate.open_video(project.video(video_id))
 
     def show_jobs(self) -> None:
         self.docks["Jobs"].show()

@@ -6,7 +6,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem, QWidget
 
 from app.gui._state import AnnotateState
-from storage import Video
+from storage import Video, bundle_origin
 
 VIDEO_ROLE = Qt.ItemDataRole.UserRole
 
@@ -38,13 +38,22 @@ class VideoList(QTreeWidget):
         st = self.st
         if st.project is None:
             return
-        for case in st.project.cases():
-            parent = QTreeWidgetItem(self, [case.id, ""])
+        origin = bundle_origin(st.project)
+        if origin is not None:  # a rater's assignment: their own order, no case grouping
+            parent = QTreeWidgetItem(self, [f"Assignment ({origin.study_id})", ""])
             parent.setFlags(parent.flags() & ~Qt.ItemFlag.ItemIsSelectable)
-            for v in st.project.videos(case.id):
-                item = QTreeWidgetItem(parent, [v.id, ""])
-                item.setData(0, VIDEO_ROLE, v)
+            for a in st.project.studies.assignments(origin.study_id, origin.rater_id):
+                v = st.project.video(a.video_id)
+                label = f"{v.id} (calibration)" if a.calibration else v.id
+                QTreeWidgetItem(parent, [label, ""]).setData(0, VIDEO_ROLE, v)
             parent.setExpanded(True)
+        else:
+            for case in st.project.cases():
+                parent = QTreeWidgetItem(self, [case.id, ""])
+                parent.setFlags(parent.flags() & ~Qt.ItemFlag.ItemIsSelectable)
+                for v in st.project.videos(case.id):
+                    QTreeWidgetItem(parent, [v.id, ""]).setData(0, VIDEO_ROLE, v)
+                parent.setExpanded(True)
         self.refresh_scores()
 
     def refresh_scores(self) -> None:

@@ -1,0 +1,367 @@
+"""The results workspace: leaderboard with CIs, agreement table, judge-vs-human scatter, and a
+disagreement queue. Statistics run on the app-wide executor, so the window stays responsive
+while 1,000 bootstrap resamples compute; every table exports as CSV, the scatter as PNG/SVG.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import pyqtgraph as pg
+from pyqtgraph.exporters import ImageExporter
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QPainter
+from PySide6.QtSvg import QSvgGenerator
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from annotation import (
+    AgreementTable,
+    Leaderboard,
+    agreement_table,
+    leaderboard,
+    panel_consensus,
+)
+from app.gui._bridge import Bridge
+from app.gui._state import AnnotateState
+from storage import ProjectPanel, load_panel
+
+AXES = ("task", "physics", "final")
+
+
+@dataclass(frozen=True)
+class Results:
+    data: ProjectPanel
+    consensus: dict[str, np.ndarray]
+    board: Leaderboard
+    agreement: AgreementTable
+
+
+def compute(project_root: Path, human_success: str, seed: int, n_boot: int) -> Results:
+    """Everything the workspace shows (runs on a worker thread, with its own connection)."""
+    from storage import Project
+
+    with Project.open(project_root) as project:
+        data = load_panel(project)
+    hs: Literal["max", "rated"] = "max" if human_success == "max" else "rated"
+    return Results(
+        data=data,
+        consensus=panel_consensus(data.panel, human_success=hs),
+        board=leaderboard(data.panel, data.evaluators, human_success=hs, n_boot=n_boot, seed=seed),
+        agreement=agreement_table(
+            data.panel, data.evaluators, human_success=hs, n_boot=n_boot, seed=seed
+        ),
+    )
+
+
+def _fmt(est: float, lo: float, hi: float) -> str:
+    if math.isnan(est):
+        return "—"
+    if math.isnan(lo):
+        return f"{est:.2f}"
+    return f"{est:.2f} [{lo:.2f}, {hi:.2f}]"
+
+
+def _fill(table: QTableWidget, header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+    table.clear()
+    table.setColumnCount(len(header))
+    table.setRowCount(len(rows))
+    table.setHorizontalHeaderLabels(list(header))
+    for r, row in enumerate(rows):
+        for c, text in enumerate(row):
+            item = QTableWidgetItem(text)
+            item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEditable)
+            table.setItem(r, c, item)
+    table.resizeColumnsToContents()
+
+
+def _text(item: QTableWidgetItem | None) -> str:
+    return "" if item is None else item.text()
+
+
+def table_to_csv(table: QTableWidget, path: Path) -> None:
+    """Write a table exactly as shown (header + cells)."""
+    with path.open("w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(
+            [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())]  # type: ignore[union-attr]
+        )
+        for r in range(table.rowCount()):
+            w.writerow(
+                [
+                    (table.item(r, c) or QTableWidgetItem("")).text()
+                    for c in range(table.columnCount())
+                ]
+            )
+
+
+class ResultsPanel(QWidget):
+    """Four tabs over one computation; ``open_video`` asks the window to show a video."""
+
+    open_video = Signal(str)
+
+    def __init__(self, state: AnnotateState, bridge: Bridge, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.state = state
+        self.bridge = bridge
+        self.results: Results | None = None
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(2, 2, 2, 2)
+        top = QHBoxLayout()
+        top.addWidget(QLabel("Human (+) recordings"))
+        self.human_success = QComboBox(self)
+        self.human_success.addItem("set to the maximum (Table 2)", "max")
+        self.human_success.addItem("as rated", "rated")
+        top.addWidget(self.human_success)
+        self.compute_button = QPushButton("Compute (1,000 resamples)", self)
+        self.compute_button.clicked.connect(self.refresh)
+        top.addWidget(self.compute_button)
+        self.status = QLabel("", self)
+        top.addWidget(self.status, 1)
+        self.export_button = QPushButton("Export CSV…", self)
+        self.export_button.clicked.connect(self.export_csv)
+        self.figure_button = QPushButton("Export figure…", self)
+        self.figure_button.clicked.connect(self.export_figure)
+        top.addWidget(self.export_button)
+        top.addWidget(self.figure_button)
+        lay.addLayout(top)
+
+        self.tabs = QTabWidget(self)
+        self.board = QTableWidget(self)
+        self.agreement = QTableWidget(self)
+        self.queue = QTableWidget(self)
+        self.queue.cellDoubleClicked.connect(
+            lambda r, _c: self.open_video.emit(self.queue.item(r, 0).text())  # type: ignore[union-attr]
+        )
+        scatter_tab = QWidget(self)
+        sl = QVBoxLayout(scatter_tab)
+        pick = QHBoxLayout()
+        self.evaluator = QComboBox(self)
+        self.axis = QComboBox(self)
+        self.axis.addItems(AXES)
+        for box in (self.evaluator, self.axis):
+            box.currentIndexChanged.connect(lambda _i: self.draw_scatter())
+        pick.addWidget(QLabel("Judge"))
+        pick.addWidget(self.evaluator, 1)
+        pick.addWidget(QLabel("Axis"))
+        pick.addWidget(self.axis)
+        sl.addLayout(pick)
+        self.plot = pg.PlotWidget(background="w")
+        self.plot.setLabel("bottom", "Human consensus (0–100)")
+        self.plot.setLabel("left", "Judge (0–100)")
+        self.plot.showGrid(x=True, y=True, alpha=0.3)
+        self.plot.setAspectLocked(True)
+        self.plot.setRange(xRange=(0, 100), yRange=(0, 100))
+        self.points = pg.ScatterPlotItem(
+            size=9, pen=pg.mkPen("#1565c0"), brush=pg.mkBrush(21, 101, 192, 120)
+        )
+        self.points.sigClicked.connect(self._clicked)
+        self.plot.addItem(self.points)
+        self.plot.addItem(
+            pg.PlotDataItem([0, 100], [0, 100], pen=pg.mkPen("#9e9e9e", style=Qt.PenStyle.DashLine))
+        )
+        sl.addWidget(self.plot, 1)
+        self.verdicts = QLabel("Click a point to open that video with both verdicts.", self)
+        self.verdicts.setWordWrap(True)
+        self.verdicts.setTextFormat(Qt.TextFormat.RichText)
+        sl.addWidget(self.verdicts)
+        self.tabs.addTab(self.board, "Leaderboard")
+        self.tabs.addTab(self.agreement, "Agreement")
+        self.tabs.addTab(scatter_tab, "Judge vs human")
+        self.tabs.addTab(self.queue, "Disagreements")
+        lay.addWidget(self.tabs, 1)
+        for t in (self.board, self.agreement, self.queue):
+            t.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+            t.setSortingEnabled(False)
+
+    # ---- computation -------------------------------------------------------------------
+    def refresh(self, n_boot: int = 1000) -> None:
+        project = self.state.project
+        if project is None:
+            return
+        self.compute_button.setEnabled(False)
+        self.status.setText(f"computing {n_boot:,} case-bootstrap resamples…")
+        self.bridge.submit(
+            "results", compute, project.root, str(self.human_success.currentData()), 0, n_boot,
+            on_done=self.show_results, on_error=self._failed,
+        )  # fmt: skip
+
+    def _failed(self, err: BaseException) -> None:
+        self.compute_button.setEnabled(True)
+        self.status.setText(f"could not compute: {err}")
+
+    def show_results(self, res: Results) -> None:
+        self.results = res
+        self.compute_button.setEnabled(True)
+        panel = res.data.panel
+        rated = int(np.sum(np.isfinite(panel.task).sum(axis=1) > 0))
+        self.status.setText(
+            f"{panel.n_videos} videos · {rated} rated by humans · "
+            f"{len(res.data.evaluators)} judge evaluator(s) · 95% case-bootstrap CIs"
+        )
+        self._fill_board(res.board)
+        _fill(
+            self.agreement,
+            ("Group", "Evaluator", "Axis", "Metric", "Estimate [95% CI]", "n"),
+            [
+                (
+                    r.group,
+                    r.evaluator,
+                    r.axis,
+                    r.metric,
+                    _fmt(r.estimate, r.ci_low, r.ci_high),
+                    str(r.n),
+                )
+                for r in res.agreement.rows
+            ],
+        )
+        self.evaluator.blockSignals(True)
+        self.evaluator.clear()
+        self.evaluator.addItems([e.name for e in res.data.evaluators])
+        self.evaluator.blockSignals(False)
+        self.draw_scatter()
+        self._fill_queue()
+
+    def _fill_board(self, board: Leaderboard) -> None:
+        cell = {(r.model, r.evaluator, r.metric): r for r in board.rows}
+        header = ["Model"]
+        for ev in board.evaluators:
+            header += [f"{ev} T", f"{ev} P", f"{ev} Agg"]
+        rows = []
+        for model in board.models:
+            row = [model]
+            for ev in board.evaluators:
+                for metric in ("T", "P", "Agg"):
+                    c = cell.get((model, ev, metric))
+                    row.append("—" if c is None else _fmt(c.estimate, c.ci_low, c.ci_high))
+            rows.append(row)
+        _fill(self.board, header, rows)
+
+    # ---- scatter and queue -------------------------------------------------------------
+    def _pair(self) -> tuple[np.ndarray, np.ndarray] | None:
+        res = self.results
+        if res is None or not res.data.evaluators:
+            return None
+        ev = res.data.evaluators[max(0, self.evaluator.currentIndex())]
+        axis = self.axis.currentText() or "final"
+        return res.consensus[axis], ev.axis(axis)
+
+    def draw_scatter(self) -> None:
+        pair = self._pair()
+        if pair is None or self.results is None:
+            self.points.setData([])
+            return
+        human, judge = pair
+        ok = np.isfinite(human) & np.isfinite(judge)
+        ids = [vid for vid, keep in zip(self.results.data.panel.video_ids, ok, strict=True) if keep]
+        self.points.setData(x=human[ok], y=judge[ok], data=ids)
+
+    def _clicked(self, _item: object, points: Sequence[pg.SpotItem], *_a: object) -> None:
+        if points:
+            video_id = str(points[0].data())
+            self.show_verdicts(video_id)
+            self.open_video.emit(video_id)
+
+    def show_verdicts(self, video_id: str) -> None:
+        res = self.results
+        if res is None:
+            return
+        panel = res.data.panel
+        i = panel.video_ids.index(video_id)
+
+        def f(v: float) -> str:
+            return "—" if not math.isfinite(v) else f"{v:.1f}"
+
+        raters = ", ".join(
+            f"{name}: T {f(panel.task[i, j])} P {f(panel.physics[i, j])}"
+            for j, name in enumerate(res.data.raters[i])
+        )
+        judges = "<br>".join(
+            f"<b>{e.name}</b>: T {f(e.task[i])} · P {f(e.physics[i])} · S {f(e.final[i])}"
+            for e in res.data.evaluators
+        )
+        c = res.consensus
+        self.verdicts.setText(
+            f"<table width='100%'><tr><td valign='top'><b>Human consensus</b> ({video_id}): "
+            f"T {f(c['task'][i])} · P {f(c['physics'][i])} · S {f(c['final'][i])}<br>"
+            f"<span style='color:gray'>{raters or 'no ratings'}</span></td>"
+            f"<td valign='top'>{judges or 'no judge run'}</td></tr></table>"
+        )
+
+    def _fill_queue(self) -> None:
+        res = self.results
+        if res is None:
+            return
+        panel, final = res.data.panel, res.consensus["final"]
+        nan = np.full(panel.n_videos, np.nan)
+        judge = res.data.evaluators[0].final if res.data.evaluators else nan
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows: no spread
+            spread = np.nanmax(panel.task, axis=1) - np.nanmin(panel.task, axis=1)
+        rows = []
+        for i, vid in enumerate(panel.video_ids):
+            gap = abs(judge[i] - final[i])
+            sp = float(spread[i])
+            if math.isfinite(gap) or math.isfinite(sp):
+                rows.append((gap if math.isfinite(gap) else -1.0, sp, vid, i))
+        rows.sort(key=lambda r: (r[0], r[1] if math.isfinite(r[1]) else -1), reverse=True)
+
+        def f(v: float) -> str:
+            return "—" if not math.isfinite(v) or v < 0 else f"{v:.1f}"
+
+        _fill(
+            self.queue,
+            ("Video", "|judge − consensus| (S)", "Rater spread (T)", "Consensus S", "Judge S"),
+            [(vid, f(g), f(s), f(final[i]), f(judge[i])) for g, s, vid, i in rows],
+        )
+
+    # ---- export ------------------------------------------------------------------------
+    def export_csv(self) -> None:
+        table = {0: self.board, 1: self.agreement, 3: self.queue}.get(self.tabs.currentIndex())
+        if table is None:
+            table = self.agreement
+        path, _ = QFileDialog.getSaveFileName(self, "Export table", "results.csv", "CSV (*.csv)")
+        if path:
+            table_to_csv(table, Path(path))
+
+    def export_figure(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Export scatter", "judge-vs-human.png", "PNG (*.png);;SVG (*.svg)"
+        )
+        if path:
+            self.save_figure(Path(path))
+
+    def save_figure(self, path: Path) -> None:
+        """PNG through pyqtgraph's exporter; SVG through Qt's own generator (pyqtgraph's SVG
+        exporter cannot parse the path syntax Qt 6.11 writes)."""
+        if path.suffix.lower() != ".svg":
+            ImageExporter(self.plot.plotItem).export(str(path))
+            return
+        gen = QSvgGenerator()
+        gen.setFileName(str(path))
+        gen.setSize(self.plot.size())
+        gen.setViewBox(self.plot.rect())
+        gen.setTitle("Judge vs human")
+        painter = QPainter(gen)
+        try:
+            self.plot.render(painter)
+        finally:
+            painter.end()

@@ -1,0 +1,108 @@
+"""A project's ratings as the arrays the agreement statistics take.
+
+Human ratings are each rater's per-video T100/P100 from their recorded gate decisions (only
+complete ratings count); judge verdicts are the newest finished run per video for each
+(profile, mode), one evaluator per scoring rule. Nothing here computes a statistic: this only
+reads, so ``annotation`` stays free of storage.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+
+from annotation import Evaluator, Panel
+from storage._judge import JudgeRuns
+from storage._project import Project
+from storage._records import Video
+
+
+@dataclass(frozen=True, eq=False)
+class ProjectPanel:
+    """The panel, the judge evaluators on the same videos, and what each slot holds."""
+
+    panel: Panel
+    evaluators: tuple[Evaluator, ...]
+    videos: tuple[Video, ...]
+    raters: tuple[tuple[str, ...], ...]  # per video, the rater in each filled slot
+
+    def video(self, video_id: str) -> Video:
+        return next(v for v in self.videos if v.id == video_id)
+
+
+def _nan(v: float | None) -> float:
+    return float("nan") if v is None else float(v)
+
+
+def load_panel(project: Project, *, study_id: str | None = None) -> ProjectPanel:
+    """Every rated video of the project (or of a study's production panel) as a Panel."""
+    videos = project.videos()
+    if study_id is not None:
+        rows = project.db.execute(
+            "SELECT video_id FROM study_videos WHERE study_id = ? AND NOT calibration",
+            [study_id],
+        ).fetchall()
+        chosen = {r[0] for r in rows}
+        videos = [v for v in videos if v.id in chosen]
+    ann = project.annotations
+    ratings: dict[str, list[tuple[str, float, float]]] = defaultdict(list)
+    for video_id, rater_id in project.db.execute(
+        "SELECT video_id, rater_id FROM ratings ORDER BY rater_id"
+    ).fetchall():
+        video = next((v for v in videos if v.id == video_id), None)
+        if video is None:
+            continue
+        live = ann.live_score(video_id, video.case_id, rater_id)
+        if live.provisional or live.n_subgoals == 0:
+            continue  # half-done work is not a rating
+        ratings[video_id].append((rater_id, _nan(live.score.t100), _nan(live.score.p100)))
+    slots = max((len(r) for r in ratings.values()), default=1)
+    task = np.full((len(videos), slots), np.nan)
+    physics = np.full((len(videos), slots), np.nan)
+    for i, v in enumerate(videos):
+        for j, (_, t, p) in enumerate(ratings.get(v.id, [])):
+            task[i, j], physics[i, j] = t, p
+    domains = {c.id: c.domain.value for c in project.cases()}
+    panel = Panel(
+        video_ids=tuple(v.id for v in videos),
+        case_ids=np.array([v.case_id for v in videos]),
+        models=np.array([v.model or v.role.value for v in videos]),
+        roles=np.array([v.role.value for v in videos]),
+        task=task,
+        physics=physics,
+        domains=np.array([domains[v.case_id] for v in videos]),
+    )
+    return ProjectPanel(
+        panel=panel,
+        evaluators=tuple(_evaluators(project, videos)),
+        videos=tuple(videos),
+        raters=tuple(tuple(r[0] for r in ratings.get(v.id, [])) for v in videos),
+    )
+
+
+def _evaluators(project: Project, videos: list[Video]) -> list[Evaluator]:
+    """One evaluator per (profile, mode, rule) from each video's newest finished run."""
+    runs = JudgeRuns(project.db)
+    scores: dict[str, dict[str, tuple[float, float, float]]] = defaultdict(dict)
+    for v in videos:
+        newest: dict[tuple[str, str], dict[str, object]] = {}
+        for run in runs.runs(v.id):
+            if run.status == "done":
+                newest[(run.profile or "?", run.mode)] = run.scores  # later runs win
+        for (profile, mode), blob in newest.items():
+            rules = blob.get("rules")
+            if not isinstance(rules, dict):
+                continue
+            for rule, sc in rules.items():
+                name = f"{profile} · {mode}" + (
+                    "" if rule in ("sequential", mode) else f" · {rule}"
+                )
+                scores[name][v.id] = (_nan(sc.get("T100")), _nan(sc.get("P100")), _nan(sc.get("S")))
+    out = []
+    for name in sorted(scores):
+        rows = [scores[name].get(v.id, (np.nan, np.nan, np.nan)) for v in videos]
+        arr = np.array(rows, dtype=np.float64).reshape(len(videos), 3)
+        out.append(Evaluator(name=name, task=arr[:, 0], physics=arr[:, 1], final=arr[:, 2]))
+    return out

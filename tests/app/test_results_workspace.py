@@ -1,0 +1,96 @@
+"""The results workspace on a small rated and judged project: tables, scatter, disagreement
+queue, opening a video from the plot, exports, and staying responsive while it computes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QElapsedTimer, QTimer
+from pytestqt.qtbot import QtBot
+
+from annotation import Answer
+from app.gui._main_window import MainWindow
+from judge import ModelProfile, queue_judge, run_worker, save_profile
+from storage import Project
+from tests.judge.fakeserver import FakeServer
+from tests.judge.wire import wire_responder
+
+GATES = ("T1", "T2", "T3", "P1", "P2", "P3", "P4")
+
+
+def rate(p: Project, rater: str, video_id: str, fails_at: str | None) -> None:
+    """One subgoal, every gate yes until ``fails_at`` (which is answered no)."""
+    v = p.video(video_id)
+    plan = p.annotations.plan(v.case_id, rater)
+    sg = plan[0] if plan else p.annotations.add_subgoal(v.case_id, rater, source="x", action="y")
+    for gate in GATES:
+        answer = Answer.FAIL if gate == fails_at else Answer.PASS
+        p.annotations.set_answer(video_id, rater, sg.id, gate, answer)
+        if gate == fails_at and gate.startswith("T"):
+            break  # a task failure ends the task walk; physics of S1 still counts unless t = 0
+    if fails_at and fails_at.startswith("T"):
+        for gate in ("P1", "P2", "P3", "P4"):
+            p.annotations.set_answer(video_id, rater, sg.id, gate, Answer.PASS)
+
+
+@pytest.fixture
+def rated_project(project_dir: Path) -> Path:
+    with FakeServer(wire_responder()) as srv, Project.open(project_dir) as p:
+        save_profile(
+            p.profiles,
+            ModelProfile(name="loop", base_url=srv.base_url, model="fake-vlm", api_key_env=""),
+        )
+        videos = [v.id for v in p.videos()]
+        for k, vid in enumerate(videos):
+            rate(p, "alice", vid, ("T3", None, "P2")[k % 3])
+            rate(p, "bob", vid, ("T2", "P4", None)[k % 3])
+        queue_judge(p, videos, profile="loop")
+        run_worker(project_dir, concurrency=3, drain=True, log=lambda _r: None)
+    return project_dir
+
+
+def test_results_workspace(
+    qtbot: QtBot, rated_project: Path, make_window: Callable[[Path], MainWindow], tmp_path: Path
+) -> None:
+    w = make_window(rated_project)
+    # responsiveness: a 5 ms timer keeps ticking while 1,000 resamples compute off-thread
+    gaps: list[float] = []
+    clock = QElapsedTimer()
+    clock.start()
+    beat = QTimer()
+    beat.timeout.connect(lambda: gaps.append(clock.restart()))
+    beat.start(5)
+    w.set_workspace("results")
+    panel = w.results
+    qtbot.waitUntil(lambda: panel.results is not None, timeout=60_000)
+    beat.stop()
+    assert w.docks["Results"].isVisible() and not w.docks["Rubric"].isVisible()
+    assert len(gaps) > 5  # the event loop kept running during the computation
+    board = panel.board
+    header = [board.horizontalHeaderItem(c).text() for c in range(board.columnCount())]
+    assert header[:4] == ["Model", "Human T", "Human P", "Human Agg"]
+    assert any("loop · gated" in h for h in header)
+    assert board.rowCount() == 2  # model_0 and model_1
+    metrics = {panel.agreement.item(r, 3).text() for r in range(panel.agreement.rowCount())}
+    assert {"icc_avg", "alpha", "ccc", "mae", "r"} <= metrics
+    assert panel.queue.rowCount() == 3
+    n_points = len(panel.points.data)
+    assert n_points >= 1
+    # a click on a point opens the video in the player and shows both verdicts
+    target = str(panel.points.data[0]["data"])
+    panel._clicked(None, [panel.points.points()[0]])
+    assert w.state.video is not None and w.state.video.id == target
+    assert "Human consensus" in panel.verdicts.text() and "loop · gated" in panel.verdicts.text()
+    # exports
+    from app.gui._results import table_to_csv
+
+    table_to_csv(panel.agreement, tmp_path / "agreement.csv")
+    assert (tmp_path / "agreement.csv").read_text().startswith("Group,Evaluator,Axis,Metric")
+    panel.tabs.setCurrentIndex(2)
+    panel.save_figure(tmp_path / "scatter.png")
+    panel.save_figure(tmp_path / "scatter.svg")
+    assert (tmp_path / "scatter.png").stat().st_size > 1000
+    assert "<svg" in (tmp_path / "scatter.svg").read_text()
+    w.grab().save(str(tmp_path / "results.png"))
