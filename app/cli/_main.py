@@ -12,7 +12,15 @@ from typing import Any
 
 import click
 
-from app.cli import _jobs_cmds, _judge_cmds, _media, _project_cmds, _score, _study_cmds
+from app.cli import (
+    _agreement_cmd,
+    _jobs_cmds,
+    _judge_cmds,
+    _media,
+    _project_cmds,
+    _score,
+    _study_cmds,
+)
 
 
 class _Group(click.Group):
@@ -42,6 +50,7 @@ def gui(project: Path | None) -> None:
 
 
 cli.add_command(_score.score)
+cli.add_command(_agreement_cmd.agreement)
 cli.add_command(_media.video)
 for command in (
     *_project_cmds.COMMANDS,

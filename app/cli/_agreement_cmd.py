@@ -1,0 +1,72 @@
+"""``workbench agreement``: the agreement table (and leaderboard) from the command line."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Literal
+
+import click
+
+
+def _clean(v: object) -> object:
+    return None if isinstance(v, float) and math.isnan(v) else v
+
+
+@click.command()
+@click.option("--project", "project_dir", required=True, type=click.Path(path_type=Path))
+@click.option("--study", "study_id", help="Only this study's production panel.")
+@click.option(
+    "--human-success", type=click.Choice(["rated", "max"]), default="rated", show_default=True,
+    help="Verified human-success recordings: as rated, or set to the rubric maximum.",
+)  # fmt: skip
+@click.option("--n-boot", type=int, default=1000, show_default=True, help="Case resamples.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (agreement and leaderboard).")
+@click.option("--csv", "csv_out", type=click.Path(path_type=Path), help="Write the rows as CSV.")
+def agreement(
+    project_dir: Path,
+    study_id: str | None,
+    human_success: str,
+    n_boot: int,
+    seed: int,
+    as_json: bool,
+    csv_out: Path | None,
+) -> None:
+    """Human–human reliability and judge–human agreement, with 95% case-bootstrap CIs."""
+    from annotation import agreement_table, leaderboard
+    from storage import Project, load_panel
+
+    hs: Literal["rated", "max"] = "max" if human_success == "max" else "rated"
+    with Project.open(project_dir) as project:
+        data = load_panel(project, study_id=study_id)
+    table = agreement_table(data.panel, data.evaluators, human_success=hs, n_boot=n_boot, seed=seed)
+    rows = [{k: _clean(v) for k, v in r.items()} for r in table.to_rows()]
+    if csv_out is not None:
+        with csv_out.open("w", newline="", encoding="utf-8") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["group"])
+            w.writeheader()
+            w.writerows(rows)
+    if as_json:
+        board = leaderboard(data.panel, data.evaluators, human_success=hs, n_boot=n_boot, seed=seed)
+        out = {
+            "videos": data.panel.n_videos,
+            "evaluators": [e.name for e in data.evaluators],
+            "n_boot": n_boot,
+            "seed": seed,
+            "human_success": hs,
+            "agreement": rows,
+            "leaderboard": [{k: _clean(v) for k, v in r.items()} for r in board.to_rows()],
+        }
+        sys.stdout.write(json.dumps(out) + "\n")
+        return
+    for r in rows:
+        est = r["estimate"]
+        lo, hi = r["ci_low"], r["ci_high"]
+        ci = "" if lo is None else f" [{lo:.3f}, {hi:.3f}]"
+        val = "—" if est is None else f"{est:.3f}"
+        click.echo(f"{r['group']:<32} {r['evaluator']:<24} {r['axis']:<8} {r['metric']:<10} "
+                   f"{val}{ci}  n={r['n']}")  # fmt: skip
