@@ -192,6 +192,22 @@ class FrameSampler:
         jpeg = encode_jpeg(rgb, roi=None, max_side=self._max_side, quality=self._quality)
         return FrameImage(evidence_id, -1, 0.0, jpeg, None, origin)
 
+    def prefetch(self, indices: Sequence[int]) -> None:
+        """Decode every frame in ``indices`` in one forward pass (task and physics samples
+        together), so later requests are cache hits instead of a second pass over the file."""
+        wanted = sorted({i for i in indices if i not in self._cache})
+        if not wanted:
+            return
+        if self._reader is None:
+            self._reader = self._factory(self.path, self.index)
+        read_many = getattr(self._reader, "read_many", None)
+        if read_many is None:
+            return
+        self._cache_frames = max(self._cache_frames, len(wanted) + len(self._cache))
+        for i, rgb in sorted(read_many(wanted).items()):
+            self._cache[i] = rgb
+            self.frames_decoded += 1
+
     def close(self) -> None:
         if self._reader is not None:
             self._reader.close()

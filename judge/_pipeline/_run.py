@@ -10,7 +10,7 @@ import numpy.typing as npt
 
 from judge._api import FrameImage, ModelAPI
 from judge._pipeline._config import MODES, PROMPT_VERSION, JudgeConfig, Mode, PipelineError
-from judge._pipeline._frames import FrameSampler, ReaderFactory
+from judge._pipeline._frames import FrameSampler, ReaderFactory, uniform_indices
 from judge._pipeline._prompts import prompt_digest
 from judge._pipeline._result import (
     JudgeResult,
@@ -86,7 +86,12 @@ def judge_video(
     )  # fmt: skip
     try:
         f1 = sampler.image(initial_image_rgb, "F1", "initial_image")
-        # Decode the evidence before the first call: an unreadable video costs nothing.
+        # Decode the evidence before the first call: an unreadable video costs nothing. Both
+        # axes' samples come from one forward pass over the file.
+        wanted = uniform_indices(index, config.task_frames)
+        if mode != SIMPLE_VQA:
+            wanted += uniform_indices(index, config.physics_frames)
+        sampler.prefetch(wanted)
         task_frames = sampler.uniform(config.task_frames, "T", "uniform_task")
         if mode == SIMPLE_VQA:
             vqa = simple_vqa(s, goal, f1, task_frames)
