@@ -42,7 +42,7 @@ from storage._judge_records import (
     RunTrace,
     ScoreFn,
 )
-from storage._panel_data import ProjectPanel, load_panel
+from storage._panel_data import ProjectPanel, load_gate_records, load_panel
 from storage._profiles import ProfileNotFoundError, Profiles
 from storage._project import Project, ProjectError
 from storage._records import (
@@ -135,6 +135,7 @@ __all__ = [
     "find_case_folders",
     "import_cases",
     "import_work",
+    "load_gate_records",
     "load_panel",
     "load_settings",
     "open_assignment",

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from annotation import Evaluator, Panel
+from annotation import Evaluator, GateRecord, Panel
 from storage._judge import JudgeRuns
 from storage._project import Project
 from storage._records import Video
@@ -106,3 +106,28 @@ def _evaluators(project: Project, videos: list[Video]) -> list[Evaluator]:
         arr = np.array(rows, dtype=np.float64).reshape(len(videos), 3)
         out.append(Evaluator(name=name, task=arr[:, 0], physics=arr[:, 1], final=arr[:, 2]))
     return out
+
+
+def load_gate_records(
+    project: Project,
+) -> tuple[list[GateRecord], dict[str, list[float | None]], dict[str, list[float | None]]]:
+    """Every rater's recorded gate answers per video, with the holistic ratings per video
+    (the inputs of the rubric ablation, spec §5.5)."""
+    ann = project.annotations
+    records: list[GateRecord] = []
+    task: dict[str, list[float | None]] = defaultdict(list)
+    physics: dict[str, list[float | None]] = defaultdict(list)
+    for video_id, rater_id in project.db.execute(
+        "SELECT video_id, rater_id FROM ratings ORDER BY video_id, rater_id"
+    ).fetchall():
+        video = project.video(video_id)
+        answers = ann.answers(video_id, rater_id)
+        plan = ann.plan(video.case_id, rater_id)
+        if plan:
+            subgoals = tuple({g: a.value for g, a in answers.get(s.id, {}).items()} for s in plan)
+            records.append(GateRecord(video_id, rater_id, subgoals))
+        rating = ann.rating(video_id, rater_id)
+        if rating is not None and rating.holistic_task is not None:
+            task[video_id].append(rating.holistic_task)
+            physics[video_id].append(rating.holistic_physics)
+    return records, dict(task), dict(physics)

@@ -37,7 +37,7 @@ def agreement(
     csv_out: Path | None,
 ) -> None:
     """Human–human reliability and judge–human agreement, with 95% case-bootstrap CIs."""
-    from annotation import agreement_table, leaderboard
+    from annotation import agreement_table, coverage_table, leaderboard
     from storage import Project, load_panel
 
     hs: Literal["rated", "max"] = "max" if human_success == "max" else "rated"
@@ -60,6 +60,13 @@ def agreement(
             "human_success": hs,
             "agreement": rows,
             "leaderboard": [{k: _clean(v) for k, v in r.items()} for r in board.to_rows()],
+            "coverage": {
+                e.name: [
+                    {k: _clean(v) for k, v in r.items()}
+                    for r in coverage_table(e, data.panel.models).to_rows()
+                ]
+                for e in data.evaluators
+            },
         }
         sys.stdout.write(json.dumps(out) + "\n")
         return
@@ -70,3 +77,27 @@ def agreement(
         val = "—" if est is None else f"{est:.3f}"
         click.echo(f"{r['group']:<32} {r['evaluator']:<24} {r['axis']:<8} {r['metric']:<10} "
                    f"{val}{ci}  n={r['n']}")  # fmt: skip
+
+
+@click.command()
+@click.option("--project", "project_dir", required=True, type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True)
+def ablation(project_dir: Path, as_json: bool) -> None:
+    """Rubric ablation (spec §5.5): re-score recorded gate decisions with a gate removed or all
+    gates counted independently; MAE against the holistic ratings."""
+    from annotation import ablation_table
+    from storage import Project, load_gate_records
+
+    with Project.open(project_dir) as project:
+        records, task, physics = load_gate_records(project)
+    table = ablation_table(records, task, physics)
+    rows = [{k: _clean(v) for k, v in r.items()} for r in table.to_rows()]
+    if as_json:
+        sys.stdout.write(json.dumps(rows) + "\n")
+        return
+    if not rows:
+        click.echo("no video has both recorded gate decisions and holistic ratings")
+    for r in rows:
+        mae = "—" if r["mae"] is None else f"{r['mae']:.3f}"
+        delta = "" if r["delta_mae"] is None else f" ({r['delta_mae']:+.3f})"
+        click.echo(f"{r['axis']:<8} {r['variant']:<16} MAE {mae}{delta}  n={r['n_records']}")

@@ -51,6 +51,7 @@ def gui(project: Path | None) -> None:
 
 cli.add_command(_score.score)
 cli.add_command(_agreement_cmd.agreement)
+cli.add_command(_agreement_cmd.ablation)
 cli.add_command(_media.video)
 for command in (
     *_project_cmds.COMMANDS,

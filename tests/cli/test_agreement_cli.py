@@ -7,6 +7,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+from annotation import Answer
+from annotation._ablation import FULL
 from app.cli._main import cli
 from storage import Project, import_cases
 from tests.app.test_results_workspace import rate
@@ -35,3 +37,26 @@ def test_agreement_json(tmp_path: Path, cases_dir: Path) -> None:
         .output
     )
     assert again["agreement"] == out["agreement"]  # seeded: reproducible
+
+
+def test_ablation_from_recorded_gates_and_holistic_ratings(tmp_path: Path, cases_dir: Path) -> None:
+    project = tmp_path / "p"
+    with Project.create(project) as p:
+        import_cases(p, cases_dir)
+        for k, v in enumerate(p.videos()):
+            rate(p, "alice", v.id, ("T1", None, "P2")[k % 3])
+            if k % 3 == 0:  # pilot mode: every gate recorded, also after the T1 failure
+                sg = p.annotations.plan(v.case_id, "alice")[0]
+                for gate in ("T2", "T3"):
+                    p.annotations.set_answer(v.id, "alice", sg.id, gate, Answer.PASS)
+            # holistic judgements that agree with the full rubric on two of three videos
+            p.annotations.set_holistic(
+                v.id, "alice", task=(0, 3, 2)[k % 3], physics=(4, 4, 1)[k % 3]
+            )
+    res = CliRunner().invoke(cli, ["ablation", "--project", str(project), "--json"])
+    assert res.exit_code == 0, res.output
+    rows = {(r["axis"], r["variant"]): r for r in json.loads(res.output)}
+    full_task = rows[("task", FULL)]
+    assert full_task["n_records"] == 3 and full_task["delta_mae"] == 0
+    # video 0 failed T1 (t = 0) and its holistic task is 0: removing T1 makes it disagree
+    assert rows[("task", "No T1")]["mae"] > full_task["mae"]
