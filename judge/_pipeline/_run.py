@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -86,14 +87,19 @@ def judge_video(
     )  # fmt: skip
     try:
         f1 = sampler.image(initial_image_rgb, "F1", "initial_image")
-        # Decode the evidence before the first call: an unreadable video costs nothing. Both
-        # axes' samples come from one forward pass over the file.
+        # Both axes' samples come from one forward pass over the file. The first frame is
+        # decoded before any call (an unreadable video costs nothing); the rest decode on a
+        # helper thread while the three planning calls, which need only G and f1, are out.
         wanted = uniform_indices(index, config.task_frames)
         if mode != SIMPLE_VQA:
             wanted += uniform_indices(index, config.physics_frames)
-        sampler.prefetch(wanted)
-        task_frames = sampler.uniform(config.task_frames, "T", "uniform_task")
+        sampler.prefetch(sorted(wanted)[:1])
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="judge-frames")
+        decoding = pool.submit(sampler.prefetch, wanted)
+        pool.shutdown(wait=False)
         if mode == SIMPLE_VQA:
+            decoding.result()
+            task_frames = sampler.uniform(config.task_frames, "T", "uniform_task")
             vqa = simple_vqa(s, goal, f1, task_frames)
             s.progress(1.0, "simple VQA answered")
             rec = RecordedAnswers(0, mode, (), (), vqa_rows(vqa))
@@ -102,13 +108,17 @@ def judge_video(
                 task_plan=(), physics_plan=(), review=(), gates=(), inspections=(),
                 scores=rule_scores(rec), primary=SIMPLE_VQA, vqa=vqa,
             )  # fmt: skip
+        try:
+            task_plan = plan_task(s, goal, f1)
+            s.progress(_fraction("plan_task"), f"task plan: {len(task_plan)} subgoal(s)")
+            draft = plan_physics(s, goal, f1)
+            s.progress(_fraction("plan_physics"), f"physics plan: {len(draft)} window(s)")
+            review_rows = review(s, goal, f1, draft)
+            s.progress(_fraction("review"), "dependency review done")
+        finally:
+            decoding.result()  # never leave the helper thread using the reader
+        task_frames = sampler.uniform(config.task_frames, "T", "uniform_task")
         physics_frames = sampler.uniform(config.physics_frames, "P", "uniform_physics")
-        task_plan = plan_task(s, goal, f1)
-        s.progress(_fraction("plan_task"), f"task plan: {len(task_plan)} subgoal(s)")
-        draft = plan_physics(s, goal, f1)
-        s.progress(_fraction("plan_physics"), f"physics plan: {len(draft)} window(s)")
-        review_rows = review(s, goal, f1, draft)
-        s.progress(_fraction("review"), "dependency review done")
 
         def on_gate(gate: str) -> None:
             s.progress(_fraction(gate, before=True), f"gate {gate}")
