@@ -96,10 +96,10 @@ def _evaluators(project: Project, videos: list[Video]) -> list[Evaluator]:
             if not isinstance(rules, dict):
                 continue
             for rule, sc in rules.items():
-                name = f"{profile} · {mode}" + (
-                    "" if rule in ("sequential", mode) else f" · {rule}"
-                )
-                scores[name][v.id] = (_nan(sc.get("T100")), _nan(sc.get("P100")), _nan(sc.get("S")))
+                # one evaluator per scoring rule; the rule is named when a run has several
+                name = f"{profile} · {mode}" + (f" · {rule}" if len(rules) > 1 else "")
+                triple = (_nan(sc.get("T100")), _nan(sc.get("P100")), _nan(sc.get("S")))
+                scores[name][v.id] = triple
     out = []
     for name in sorted(scores):
         rows = [scores[name].get(v.id, (np.nan, np.nan, np.nan)) for v in videos]

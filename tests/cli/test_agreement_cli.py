@@ -60,3 +60,47 @@ def test_ablation_from_recorded_gates_and_holistic_ratings(tmp_path: Path, cases
     assert full_task["n_records"] == 3 and full_task["delta_mae"] == 0
     # video 0 failed T1 (t = 0) and its holistic task is 0: removing T1 makes it disagree
     assert rows[("task", "No T1")]["mae"] > full_task["mae"]
+
+
+def test_paired_difference_between_two_rules(tmp_path: Path, cases_dir: Path) -> None:
+    from judge import ModelProfile, queue_judge, run_worker, save_profile
+    from judge._scripted import scripted_judge
+    from tests.judge.fakeserver import FakeServer
+    from tests.judge.wire import wire_responder
+
+    project = tmp_path / "p"
+    with Project.create(project) as p:
+        import_cases(p, cases_dir)
+        for k, v in enumerate(p.videos()):
+            rate(p, "alice", v.id, ("T2", None, "P3")[k % 3])
+            rate(p, "bob", v.id, ("T3", "P4", "P3")[k % 3])
+    # T1 no, T2 yes, T3 yes for S1: sequential t = 0, independent count = 2
+    judge = scripted_judge(answers={"T1": {"S1": "no"}})
+    with FakeServer(wire_responder(judge)) as srv:
+        with Project.open(project) as p:
+            save_profile(p.profiles, ModelProfile(name="loop", base_url=srv.base_url,
+                                                  model="m", api_key_env=""))  # fmt: skip
+            queue_judge(p, [v.id for v in p.videos()], profile="loop", mode="independent")
+        run_worker(project, concurrency=3, drain=True, log=lambda _r: None)
+    res = CliRunner().invoke(
+        cli, ["agreement", "--project", str(project), "--json", "--n-boot", "100",
+              "--paired", "loop · independent · independent",
+              "loop · independent · sequential"],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert len(out["paired"]) == 12
+    mae_task = next(d for d in out["paired"] if d["axis"] == "task" and d["metric"] == "mae")
+    assert mae_task["delta"] == mae_task["estimate_a"] - mae_task["estimate_b"]
+    bad = CliRunner().invoke(
+        cli,
+        [
+            "agreement",
+            "--project",
+            str(project),
+            "--paired",
+            "nope",
+            "loop · independent · sequential",
+        ],
+    )
+    assert bad.exit_code == 2 and "no evaluator 'nope'" in bad.output
