@@ -338,6 +338,10 @@ class MainWindow(QMainWindow):
             dock.setVisible(title in wanted)
         self.docks[wanted[1]].raise_()
         self.actions_by_id[f"view.{name}"].setChecked(True)
+        if name == "judge":  # the trace and the player matter most; the jobs table stays short
+            self.resizeDocks([self.docks["Jobs"]], [190], Qt.Orientation.Vertical)
+            width = int(self.width() * 0.3)
+            self.resizeDocks([self.docks["Judge trace"]], [width], Qt.Orientation.Horizontal)
         if name == "results":
             self.resizeDocks(
                 [self.docks["Results"]], [int(self.width() * 0.55)], Qt.Orientation.Horizontal
