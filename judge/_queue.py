@@ -28,14 +28,20 @@ def queue_judge(
 ) -> tuple[str, list[int]]:
     """Queue one judge job per video; returns the batch name and job ids.
 
-    Unknown videos, an unknown mode or an empty selection are refused before anything is
-    written, so a typo never leaves half a batch behind.
+    Unknown videos or profile, an unknown mode or an empty selection are refused before
+    anything is written, so a typo never leaves half a batch behind.
     """
     ids = list(dict.fromkeys(video_ids))
     if not ids:
         raise QueueError("no videos selected")
     if mode not in MODES:
         raise QueueError(f"unknown judge mode {mode!r}; choose one of {', '.join(MODES)}")
+    if profile not in project.profiles:
+        raise QueueError(
+            f"no model profile {profile!r} in {project.root}; add one with "
+            "`workbench judge profile add` (profiles: "
+            f"{', '.join(project.profiles.list()) or 'none yet'})"
+        )
     known = {v.id for v in project.videos()}
     missing = [v for v in ids if v not in known]
     if missing:

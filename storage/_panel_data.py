@@ -40,18 +40,15 @@ def load_panel(project: Project, *, study_id: str | None = None) -> ProjectPanel
     """Every rated video of the project (or of a study's production panel) as a Panel."""
     videos = project.videos()
     if study_id is not None:
-        rows = project.db.execute(
-            "SELECT video_id FROM study_videos WHERE study_id = ? AND NOT calibration",
-            [study_id],
-        ).fetchall()
-        chosen = {r[0] for r in rows}
+        chosen = {sv.video_id for sv in project.studies.panel(study_id)}
         videos = [v for v in videos if v.id in chosen]
+    by_id = {v.id: v for v in videos}
     ann = project.annotations
     ratings: dict[str, list[tuple[str, float, float]]] = defaultdict(list)
     for video_id, rater_id in project.db.execute(
         "SELECT video_id, rater_id FROM ratings ORDER BY rater_id"
     ).fetchall():
-        video = next((v for v in videos if v.id == video_id), None)
+        video = by_id.get(video_id)
         if video is None:
             continue
         live = ann.live_score(video_id, video.case_id, rater_id)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem, QWidget
 
 from app.gui._state import AnnotateState
@@ -30,7 +30,13 @@ class VideoList(QTreeWidget):
         self.itemActivated.connect(self._activate)
         self.itemClicked.connect(self._activate)
         state.project_changed.connect(self.refresh)
-        state.data_changed.connect(self.refresh_scores)
+        # Re-scoring every video costs a few queries each: coalesce a burst of edits (one per
+        # keypress while answering gates) into one pass instead of one pass per keypress.
+        self._rescore = QTimer(self)
+        self._rescore.setSingleShot(True)
+        self._rescore.setInterval(300)
+        self._rescore.timeout.connect(self.refresh_scores)
+        state.data_changed.connect(lambda: self._rescore.start())
         state.video_changed.connect(self._select_current)
 
     def refresh(self) -> None:

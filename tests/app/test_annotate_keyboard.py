@@ -84,6 +84,8 @@ def test_keyboard_only_scoring_survives_restart(
     assert score_texts(w) == expected
     assert w.annotate.scores.note.text() == "complete"
     assert w.annotate.evidence.count() == 1
+    row = next(i for i in w.annotate.videos._video_items() if i.text(0) == video.id)
+    qtbot.waitUntil(lambda: row.text(1) == "50.0")  # the list's S column follows (debounced)
     w.close()
 
     # a fresh window on the same folder finds every decision, mark and score

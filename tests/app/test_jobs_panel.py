@@ -9,7 +9,7 @@ from pytestqt.qtbot import QtBot
 
 from app.gui._jobs_panel import eta_seconds
 from app.gui._main_window import MainWindow
-from judge import queue_judge
+from judge import ModelProfile, queue_judge, save_profile
 from storage import Job, JobStatus
 
 
@@ -19,6 +19,7 @@ def test_panel_lists_jobs_and_cancels_and_retries(
     w = make_window(project_dir)
     project = w.state.project
     assert project is not None
+    save_profile(project.profiles, ModelProfile(name="local", base_url="http://x/v1", model="m"))
     batch, ids = queue_judge(project, [v.id for v in project.videos()], profile="local")
     w.show_jobs()
     panel = w.jobs_panel

@@ -12,8 +12,11 @@ from storage import Project, import_cases
 
 
 def test_judge_run_and_status(tmp_path: Path, cases_dir: Path) -> None:
+    from judge import ModelProfile, save_profile
+
     with Project.create(tmp_path / "p") as p:
         import_cases(p, cases_dir)
+        save_profile(p.profiles, ModelProfile(name="local", base_url="http://x/v1", model="m"))
     runner = CliRunner()
     res = runner.invoke(
         cli, ["judge", "run", "--project", str(tmp_path / "p"), "--case", "stack_blocks",
@@ -27,8 +30,11 @@ def test_judge_run_and_status(tmp_path: Path, cases_dir: Path) -> None:
 
 
 def test_judge_run_unknown_video_is_a_clear_error(tmp_path: Path, cases_dir: Path) -> None:
+    from judge import ModelProfile, save_profile
+
     with Project.create(tmp_path / "p") as p:
         import_cases(p, cases_dir)
+        save_profile(p.profiles, ModelProfile(name="local", base_url="http://x/v1", model="m"))
     res = CliRunner().invoke(
         cli, ["judge", "run", "--project", str(tmp_path / "p"), "--videos", "V-NOPE",
               "--profile", "local"],

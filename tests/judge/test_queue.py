@@ -6,13 +6,20 @@ from pathlib import Path
 
 import pytest
 
-from judge import JUDGE_KIND, QueueError, queue_judge
+from judge import JUDGE_KIND, ModelProfile, QueueError, queue_judge, save_profile
 from storage import JobStatus, Project, import_cases
+
+
+def with_profile(p: Project) -> None:
+    save_profile(
+        p.profiles, ModelProfile(name="local", base_url="http://127.0.0.1:9/v1", model="m")
+    )
 
 
 def test_queue_one_job_per_video_in_a_batch(tmp_path: Path, cases_dir: Path) -> None:
     with Project.create(tmp_path / "p") as p:
         import_cases(p, cases_dir)
+        with_profile(p)
         videos = [v.id for v in p.videos()]
         batch, ids = queue_judge(p, videos + videos[:1], profile="local", mode="independent")
         assert len(ids) == len(videos)  # duplicates collapse
@@ -37,7 +44,16 @@ def test_bad_requests_queue_nothing(
 ) -> None:
     with Project.create(tmp_path / "p") as p:
         import_cases(p, cases_dir)
+        with_profile(p)
         chosen = videos if videos is not None else [p.videos()[0].id]
         with pytest.raises(QueueError, match=message):
             queue_judge(p, chosen, profile="local", mode=mode)
+        assert p.jobs.query() == []
+
+
+def test_unknown_profile_queues_nothing(tmp_path: Path, cases_dir: Path) -> None:
+    with Project.create(tmp_path / "p") as p:
+        import_cases(p, cases_dir)
+        with pytest.raises(QueueError, match="no model profile 'typo'"):
+            queue_judge(p, [p.videos()[0].id], profile="typo")
         assert p.jobs.query() == []
