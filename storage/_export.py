@@ -10,7 +10,7 @@ import io
 import json
 from typing import Any
 
-from annotation import GATES_ALL, Mark
+from annotation import GATES_ALL, Mark, evaluate_subgoal, score_subgoals
 from storage._project import Project
 
 CSV_COLUMNS = (
@@ -62,8 +62,9 @@ def collect(project: Project, *, include_identity: bool = True) -> list[dict[str
         video = project.video(video_id)
         plan = ann.plan(video.case_id, rater_id)
         answers = ann.answers(video_id, rater_id)
-        results = ann.results(video_id, video.case_id, rater_id)
-        live = ann.live_score(video_id, video.case_id, rater_id)
+        # plan and answers are already here: derive levels and scores from them
+        results = [evaluate_subgoal(answers.get(s.id, {})) for s in plan]
+        live = score_subgoals(results)
         marks = ann.evidence(video_id, rater_id)
         rating = ann.rating(video_id, rater_id)
         subgoals = []
