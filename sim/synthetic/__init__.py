@@ -18,7 +18,7 @@ from sim.synthetic._cases import (
     write_case,
     write_demo_cases,
 )
-from sim.synthetic._encode import encode_mp4, write_png
+from sim.synthetic._encode import Mp4Writer, encode_mp4, write_png
 from sim.synthetic._layout import ObjectSpec, layout_distance, sample_scene
 from sim.synthetic._model import (
     BOX_WALL,
@@ -49,6 +49,7 @@ __all__ = [
     "Defect",
     "DefectKind",
     "DefectWindow",
+    "Mp4Writer",
     "ObjectKind",
     "ObjectSpec",
     "RolloutPlan",

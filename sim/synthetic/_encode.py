@@ -20,42 +20,77 @@ _X264_OPTIONS = {
 }
 
 
+class Mp4Writer:
+    """Stream RGB uint8 frames (all the same even size) into an H.264 yuv420p MP4.
+
+    Frames are encoded as they arrive, so a long episode never holds its video in memory.
+    Use as a context manager; ``count`` is the number of frames written.
+    """
+
+    def __init__(self, path: Path, fps: int) -> None:
+        import av
+
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.fps = fps
+        self.count = 0
+        self._shape: tuple[int, ...] | None = None
+        self._closed = False
+        self._container = av.open(str(self.path), mode="w", format="mp4")
+        self._stream = self._container.add_stream("libx264", rate=fps, options=dict(_X264_OPTIONS))
+        self._stream.pix_fmt = "yuv420p"
+        self._stream.codec_context.time_base = Fraction(1, fps)
+        self._stream.codec_context.thread_count = 1
+
+    def write(self, frame: npt.NDArray[np.uint8]) -> None:
+        import av
+        import cv2
+
+        if frame.dtype != np.uint8 or frame.ndim != 3 or frame.shape[2] != 3:
+            raise ValueError(f"{self.path}: frame {self.count} is not RGB uint8 ({frame.shape})")
+        if self._shape is None:
+            self._shape = frame.shape
+            self._stream.width, self._stream.height = frame.shape[1], frame.shape[0]
+        elif frame.shape != self._shape:
+            raise ValueError(
+                f"{self.path}: frame {self.count} has shape {frame.shape}, not {self._shape}"
+            )
+        # OpenCV's I420 conversion is BT.601 limited range, like swscale's, and much faster.
+        yuv = np.asarray(
+            cv2.cvtColor(np.ascontiguousarray(frame), cv2.COLOR_RGB2YUV_I420), dtype=np.uint8
+        )
+        vf = av.VideoFrame.from_ndarray(yuv, format="yuv420p")
+        vf.pts = self.count
+        vf.time_base = Fraction(1, self.fps)
+        for packet in self._stream.encode(vf):
+            self._container.mux(packet)
+        self.count += 1
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if self.count == 0:
+                raise ValueError(f"{self.path}: no frames to encode")
+            for packet in self._stream.encode(None):
+                self._container.mux(packet)
+        finally:
+            self._container.close()
+
+    def __enter__(self) -> Mp4Writer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 def encode_mp4(frames: Iterable[npt.NDArray[np.uint8]], path: Path, fps: int) -> int:
     """Encode RGB uint8 frames (all the same even size) to H.264 yuv420p; returns the count."""
-    import av
-    import cv2
-
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    count = 0
-    with av.open(str(path), mode="w", format="mp4") as container:
-        stream = container.add_stream("libx264", rate=fps, options=dict(_X264_OPTIONS))
-        stream.pix_fmt = "yuv420p"
-        stream.codec_context.time_base = Fraction(1, fps)
-        stream.codec_context.thread_count = 1
-        shape: tuple[int, ...] | None = None
+    with Mp4Writer(path, fps) as writer:
         for frame in frames:
-            if frame.dtype != np.uint8 or frame.ndim != 3 or frame.shape[2] != 3:
-                raise ValueError(f"{path}: frame {count} is not RGB uint8 (got {frame.shape})")
-            if shape is None:
-                shape = frame.shape
-                stream.width, stream.height = frame.shape[1], frame.shape[0]
-            elif frame.shape != shape:
-                raise ValueError(f"{path}: frame {count} has shape {frame.shape}, not {shape}")
-            # OpenCV's I420 conversion is BT.601 limited range, like swscale's, and much faster.
-            rgb = np.ascontiguousarray(frame)
-            yuv = np.asarray(cv2.cvtColor(rgb, cv2.COLOR_RGB2YUV_I420), dtype=np.uint8)
-            vf = av.VideoFrame.from_ndarray(yuv, format="yuv420p")
-            vf.pts = count
-            vf.time_base = Fraction(1, fps)
-            for packet in stream.encode(vf):
-                container.mux(packet)
-            count += 1
-        if count == 0:
-            raise ValueError(f"{path}: no frames to encode")
-        for packet in stream.encode(None):
-            container.mux(packet)
-    return count
+            writer.write(frame)
+        return writer.count
 
 
 def write_png(image: npt.NDArray[np.uint8], path: Path, longest: int | None = None) -> None:
