@@ -21,6 +21,21 @@ from storage._bundles import (
 from storage._caseformat import FORMAT as CASE_FORMAT
 from storage._caseformat import CaseFile, CaseImportError, read_case_file
 from storage._db import SchemaTooNewError
+from storage._episode_records import (
+    ActionRecord,
+    ActionSource,
+    AmbiguousEpisodeError,
+    AnomalyRecord,
+    ArtifactRecord,
+    ConditionRecord,
+    EpisodeError,
+    EpisodeMode,
+    EpisodeNotFoundError,
+    EpisodeRecord,
+    EpisodeStatus,
+    TickRecord,
+)
+from storage._episodes import Episodes
 from storage._export import CSV_COLUMNS, collect, to_csv, to_json
 from storage._history import History
 from storage._import import ImportReport, find_case_folders, import_cases
@@ -69,8 +84,13 @@ from storage._study_calibration import (
 __all__ = [
     "CASE_FORMAT",
     "CSV_COLUMNS",
+    "ActionRecord",
+    "ActionSource",
+    "AmbiguousEpisodeError",
     "AnnotationError",
     "Annotations",
+    "AnomalyRecord",
+    "ArtifactRecord",
     "Assignment",
     "AssignmentExport",
     "BundleError",
@@ -84,8 +104,15 @@ __all__ = [
     "CaseFile",
     "CaseImportError",
     "Clutter",
+    "ConditionRecord",
     "Conflict",
     "Domain",
+    "EpisodeError",
+    "EpisodeMode",
+    "EpisodeNotFoundError",
+    "EpisodeRecord",
+    "EpisodeStatus",
+    "Episodes",
     "EvidenceMark",
     "GateTrace",
     "History",
@@ -126,6 +153,7 @@ __all__ = [
     "StudyError",
     "StudyVideo",
     "Subgoal",
+    "TickRecord",
     "Video",
     "WorkExport",
     "bundle_origin",

@@ -15,6 +15,7 @@ import sqlite_utils
 
 from storage._annotations import Annotations
 from storage._db import connect, migrate, write
+from storage._episodes import Episodes
 from storage._history import History, now
 from storage._jobs import Jobs
 from storage._profiles import Profiles
@@ -41,6 +42,7 @@ class Project:
         self.jobs = Jobs(db)
         self.profiles = Profiles(db)
         self.studies = Studies(db)
+        self.episodes = Episodes(self)
 
     # ---- lifecycle ----------------------------------------------------------------------
     @classmethod

@@ -3,7 +3,8 @@
 Tables (v1): meta, media, video_index, cases, videos, raters, subgoal_plans, subgoals, ratings,
 gate_decisions, evidence_marks, history. (v2): jobs, model_profiles, judge_runs, judge_calls,
 judge_subgoals, judge_answers, judge_frames, judge_inspections. (v3): studies, study_videos,
-assignments, calibration_references, calibration_results, bundle_imports.
+assignments, calibration_references, calibration_results, bundle_imports. (v4): sim_episodes,
+sim_ticks, sim_actions, sim_anomalies, sim_conditions, sim_metrics, sim_artifacts, sim_snapshots.
 """
 
 from __future__ import annotations
@@ -372,4 +373,113 @@ def _v3(db: sqlite_utils.Database) -> None:
     )
 
 
-MIGRATIONS: list[Migration] = [_v1, _v2, _v3]
+_V4_SQL = [
+    # One row per simulation episode. parent_id/fork_tick: the episode this one was forked from
+    # (a deleted parent leaves its forks standing, unlinked). reference = 1 for a scenario's
+    # reference solution run.
+    """CREATE TABLE sim_episodes (
+        id TEXT PRIMARY KEY,
+        scenario TEXT NOT NULL,
+        scenario_sha TEXT NOT NULL,
+        family TEXT NOT NULL,
+        mode TEXT NOT NULL CHECK (mode IN ('physics', 'symbolic')),
+        agent TEXT NOT NULL,
+        seed INTEGER NOT NULL,
+        delta REAL NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('running', 'completed', 'execution_blocked',
+            'parse_failure', 'empty_plan', 'aborted', 'budget_exhausted', 'cancelled')),
+        started TEXT NOT NULL,
+        ended TEXT,
+        ticks INTEGER NOT NULL DEFAULT 0,
+        t_ref INTEGER,
+        contract_json TEXT NOT NULL,
+        contract_hash TEXT NOT NULL,
+        config_json TEXT NOT NULL DEFAULT '{}',
+        parent_id TEXT REFERENCES sim_episodes(id) ON DELETE SET NULL,
+        fork_tick INTEGER,
+        reference INTEGER NOT NULL DEFAULT 0
+    )""",
+    "CREATE INDEX idx_sim_episodes_scenario ON sim_episodes (scenario, started)",
+    "CREATE INDEX idx_sim_episodes_parent ON sim_episodes (parent_id)",
+    # Child tables: every primary key (or unique index) starts with episode_id, which serves as
+    # the episode_id index (lookups and ON DELETE CASCADE) without a second copy.
+    """CREATE TABLE sim_ticks (
+        episode_id TEXT NOT NULL REFERENCES sim_episodes(id) ON DELETE CASCADE,
+        tick INTEGER NOT NULL,
+        state_hash TEXT NOT NULL,
+        diff_json TEXT NOT NULL DEFAULT '{}',
+        controller_json TEXT NOT NULL DEFAULT '{}',
+        graph_json TEXT,
+        PRIMARY KEY (episode_id, tick)
+    )""",
+    """CREATE TABLE sim_actions (
+        episode_id TEXT NOT NULL REFERENCES sim_episodes(id) ON DELETE CASCADE,
+        idx INTEGER NOT NULL,
+        tick INTEGER NOT NULL,
+        source TEXT NOT NULL,
+        text TEXT NOT NULL,
+        action_json TEXT NOT NULL,
+        accepted INTEGER NOT NULL,
+        failed_json TEXT NOT NULL DEFAULT '[]',
+        grounded_json TEXT,
+        outcome TEXT,
+        finished_tick INTEGER,
+        PRIMARY KEY (episode_id, idx)
+    )""",
+    """CREATE TABLE sim_anomalies (
+        episode_id TEXT NOT NULL REFERENCES sim_episodes(id) ON DELETE CASCADE,
+        idx INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        obj TEXT NOT NULL,
+        params_json TEXT NOT NULL,
+        tick INTEGER NOT NULL,
+        trigger_json TEXT NOT NULL DEFAULT '{}',
+        classification TEXT,
+        PRIMARY KEY (episode_id, idx)
+    )""",
+    """CREATE TABLE sim_conditions (
+        episode_id TEXT NOT NULL REFERENCES sim_episodes(id) ON DELETE CASCADE,
+        idx INTEGER NOT NULL,
+        predicate_json TEXT NOT NULL,
+        text TEXT NOT NULL,
+        value TEXT NOT NULL CHECK (value IN ('T', 'F', 'U')),
+        witness_tick INTEGER,
+        PRIMARY KEY (episode_id, idx)
+    )""",
+    """CREATE TABLE sim_metrics (
+        episode_id TEXT NOT NULL REFERENCES sim_episodes(id) ON DELETE CASCADE,
+        name TEXT NOT NULL,
+        value REAL NOT NULL,
+        PRIMARY KEY (episode_id, name)
+    )""",
+    # camera is '' for a file not tied to a camera, so the unique index sees no NULLs.
+    """CREATE TABLE sim_artifacts (
+        id INTEGER PRIMARY KEY,
+        episode_id TEXT NOT NULL REFERENCES sim_episodes(id) ON DELETE CASCADE,
+        kind TEXT NOT NULL,
+        camera TEXT NOT NULL DEFAULT '',
+        media_sha TEXT NOT NULL REFERENCES media(sha256),
+        fps REAL,
+        frames INTEGER
+    )""",
+    "CREATE UNIQUE INDEX idx_sim_artifacts_key ON sim_artifacts (episode_id, kind, camera)",
+    """CREATE TABLE sim_snapshots (
+        episode_id TEXT NOT NULL REFERENCES sim_episodes(id) ON DELETE CASCADE,
+        tick INTEGER NOT NULL,
+        snapshot_json TEXT NOT NULL,
+        PRIMARY KEY (episode_id, tick)
+    )""",
+]
+
+
+def _v4(db: sqlite_utils.Database) -> None:
+    """Simulation episodes and their traces.
+
+    Raw DDL, unlike the earlier versions: sqlite-utils cannot declare ON DELETE CASCADE or CHECK
+    constraints, and deleting an episode must take its (possibly 10,000-tick) trace with it.
+    """
+    for statement in _V4_SQL:
+        db.execute(statement)
+
+
+MIGRATIONS: list[Migration] = [_v1, _v2, _v3, _v4]

@@ -1,0 +1,416 @@
+"""Simulation episodes: the stored trace of a MuJoCo or symbolic run (``sim_*`` tables, v4).
+
+The episode engine writes in a few transactions per episode, never one per tick: :meth:`create`
+when it starts, :meth:`Episodes.append` for each batch of ticks (with the actions, anomalies and
+snapshots of that batch) and :meth:`Episodes.finish` with the verdict. Each call is one
+``BEGIN IMMEDIATE`` transaction, validated before anything is written, so a crash or a bad row
+leaves the trace as it was after the last whole batch. Readers (trace views, forks, replays) go
+through the same class; ids may be shortened to a unique prefix of at least 6 characters, as git
+allows, because the CLI and the GUI show short ids.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import math
+import os
+import sqlite3
+import uuid
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from storage._db import write
+from storage._episode_records import (
+    ActionRecord,
+    AmbiguousEpisodeError,
+    AnomalyRecord,
+    ArtifactRecord,
+    ConditionRecord,
+    EpisodeError,
+    EpisodeMode,
+    EpisodeNotFoundError,
+    EpisodeRecord,
+    EpisodeStatus,
+    TickRecord,
+    action_from_row,
+    action_row,
+    anomaly_row,
+    check_count,
+    check_json,
+    check_unique,
+    condition_row,
+    enum_value,
+    episode_from_row,
+    metric_row,
+    snapshot_row,
+    tick_row,
+)
+from storage._history import now
+
+if TYPE_CHECKING:
+    from storage._project import Project
+
+MIN_PREFIX = 6
+
+_EPISODE_COLUMNS = (
+    "id, scenario, scenario_sha, family, mode, agent, seed, delta, status, started, ended, "
+    "ticks, t_ref, contract_json, contract_hash, config_json, parent_id, fork_tick, reference"
+)
+_ACTION_COLUMNS = (
+    "idx, tick, source, text, action_json, accepted, failed_json, grounded_json, outcome, "
+    "finished_tick"
+)
+_ANOMALY_COLUMNS = "idx, kind, obj, params_json, tick, trigger_json, classification"
+_CONDITION_COLUMNS = "idx, predicate_json, text, value, witness_tick"
+
+
+class Episodes:
+    """Create, append to, finish, read and delete simulation episodes."""
+
+    def __init__(self, project: Project) -> None:
+        # The project, not just its database: add_video stores files under its media folder.
+        self._project = project
+        self._db = project.db
+
+    # ---- writers -------------------------------------------------------------------------
+    def create(
+        self,
+        *,
+        scenario: str,
+        scenario_sha: str,
+        family: str,
+        mode: EpisodeMode | str,
+        agent: str,
+        seed: int,
+        delta: float,
+        contract_json: str,
+        contract_hash: str,
+        config: Mapping[str, Any],
+        parent_id: str | None = None,
+        fork_tick: int | None = None,
+        reference: bool = False,
+    ) -> str:
+        """Start a running episode now (UTC); returns its id (32 hex digits).
+
+        ``parent_id`` (a full id or unique prefix) and ``fork_tick`` mark a fork: both or neither.
+        """
+        episode_mode = enum_value(EpisodeMode, mode, "mode")
+        for name, text in (("scenario", scenario), ("family", family), ("agent", agent)):
+            if not isinstance(text, str) or not text.strip():
+                raise EpisodeError(f"{name}: expected a non-empty name, got {text!r}")
+        if not isinstance(seed, int) or isinstance(seed, bool):
+            raise EpisodeError(f"seed: expected an int, got {seed!r}")
+        if not isinstance(delta, int | float) or not math.isfinite(delta) or delta <= 0:
+            raise EpisodeError(f"delta: expected seconds per tick > 0, got {delta!r}")
+        check_json(contract_json, "contract_json")
+        if not isinstance(contract_hash, str) or not contract_hash:
+            raise EpisodeError(f"contract_hash: expected a non-empty hash, got {contract_hash!r}")
+        config_json = _dump(config, "config")
+        if (parent_id is None) != (fork_tick is None):
+            raise EpisodeError("parent_id and fork_tick: a fork needs both, other episodes neither")
+        check_count(fork_tick, "fork_tick", nullable=True)
+        episode_id = uuid.uuid4().hex
+        with write(self._db):
+            parent = None if parent_id is None else self._resolve(parent_id, field="parent_id")
+            self._db.execute(
+                f"INSERT INTO sim_episodes ({_EPISODE_COLUMNS}) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0, NULL, ?, ?, ?, ?, ?, ?)",
+                [
+                    episode_id, scenario, scenario_sha, family, episode_mode.value, agent, seed,
+                    float(delta), EpisodeStatus.RUNNING.value, now(), contract_json,
+                    contract_hash, config_json, parent, fork_tick, int(bool(reference)),
+                ],
+            )  # fmt: skip
+        return episode_id
+
+    def append(
+        self,
+        episode_id: str,
+        ticks: Sequence[TickRecord] = (),
+        actions: Sequence[ActionRecord] = (),
+        anomalies: Sequence[AnomalyRecord] = (),
+        snapshots: Sequence[tuple[int, str]] = (),
+    ) -> None:
+        """Store one batch of a running episode in one transaction.
+
+        Ticks and snapshots are new rows (a tick stored twice is an error: a replay must not
+        silently overwrite a hash). Actions and anomalies are upserted by ``idx``: an action is
+        written when submitted and again, whole, when its outcome arrives; an anomaly when
+        injected and again when classified.
+        """
+        tick_rows = [tick_row(t, k) for k, t in enumerate(ticks)]
+        action_rows = [action_row(a, k) for k, a in enumerate(actions)]
+        anomaly_rows = [anomaly_row(a, k) for k, a in enumerate(anomalies)]
+        snapshot_rows = [snapshot_row(s, k) for k, s in enumerate(snapshots)]
+        check_unique([r[0] for r in tick_rows], "ticks", "tick")
+        check_unique([r[0] for r in action_rows], "actions", "idx")
+        check_unique([r[0] for r in anomaly_rows], "anomalies", "idx")
+        check_unique([r[0] for r in snapshot_rows], "snapshots", "tick")
+        db = self._db
+        with write(db):
+            eid = self._resolve_running(episode_id, "append to")
+            try:
+                db.conn.executemany(
+                    "INSERT INTO sim_ticks (episode_id, tick, state_hash, diff_json, "
+                    "controller_json, graph_json) VALUES (?, ?, ?, ?, ?, ?)",
+                    [(eid, *r) for r in tick_rows],
+                )
+                db.conn.executemany(
+                    "INSERT INTO sim_snapshots (episode_id, tick, snapshot_json) VALUES (?, ?, ?)",
+                    [(eid, *r) for r in snapshot_rows],
+                )
+            except sqlite3.IntegrityError as err:
+                raise EpisodeError(
+                    f"episode {eid}: a tick or snapshot in this batch is already stored ({err}); "
+                    "nothing from the batch was written"
+                ) from None
+            db.conn.executemany(
+                _upsert("sim_actions", _ACTION_COLUMNS), [(eid, *r) for r in action_rows]
+            )
+            db.conn.executemany(
+                _upsert("sim_anomalies", _ANOMALY_COLUMNS), [(eid, *r) for r in anomaly_rows]
+            )
+
+    def finish(
+        self,
+        episode_id: str,
+        *,
+        status: EpisodeStatus | str,
+        ticks: int,
+        t_ref: int | None,
+        conditions: Sequence[ConditionRecord] = (),
+        metrics: Mapping[str, float] | None = None,
+    ) -> None:
+        """End a running episode with its status, contract values and metrics (one transaction)."""
+        end_status = enum_value(EpisodeStatus, status, "status")
+        if end_status is EpisodeStatus.RUNNING:
+            raise EpisodeError("status: an episode cannot finish as running")
+        check_count(ticks, "ticks")
+        check_count(t_ref, "t_ref", nullable=True)
+        condition_rows = [condition_row(c, k) for k, c in enumerate(conditions)]
+        check_unique([r[0] for r in condition_rows], "conditions", "idx")
+        metric_rows = [metric_row(name, value) for name, value in (metrics or {}).items()]
+        db = self._db
+        with write(db):
+            eid = self._resolve_running(episode_id, "finish")
+            db.execute(
+                "UPDATE sim_episodes SET status = ?, ended = ?, ticks = ?, t_ref = ? WHERE id = ?",
+                [end_status.value, now(), ticks, t_ref, eid],
+            )
+            db.conn.executemany(
+                f"INSERT INTO sim_conditions (episode_id, {_CONDITION_COLUMNS}) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                [(eid, *r) for r in condition_rows],
+            )
+            db.conn.executemany(
+                "INSERT INTO sim_metrics (episode_id, name, value) VALUES (?, ?, ?)",
+                [(eid, *r) for r in metric_rows],
+            )
+
+    def add_video(
+        self, episode_id: str, path: Path, *, camera: str, fps: float, frames: int
+    ) -> str:
+        """Store an episode's video in ``media/`` by sha256 and register it; returns the sha.
+
+        Stored the way import stores media (copied to a temporary name, moved in place in the
+        transaction that writes the rows), so adding the same file again changes nothing, and
+        a new recording of the same camera replaces the artifact row (the old file stays: media
+        are never modified or deleted).
+        """
+        from storage._import import _insert_media, _Media, _sha256, _stage  # import cycle
+
+        path = Path(path)
+        if not path.is_file():
+            raise EpisodeError(f"path: no video file at {path}")
+        if not isinstance(camera, str):
+            raise EpisodeError(f"camera: expected a camera name, got {camera!r}")
+        if not isinstance(fps, int | float) or not math.isfinite(fps) or fps <= 0:
+            raise EpisodeError(f"fps: expected frames per second > 0, got {fps!r}")
+        if not isinstance(frames, int) or isinstance(frames, bool) or frames < 0:
+            raise EpisodeError(f"frames: expected a frame count >= 0, got {frames!r}")
+        eid = self._resolve(episode_id)
+        media = _Media(path, _sha256(path), "video")
+        staged = _stage(self._project, media, [])
+        try:
+            with write(self._db):
+                eid = self._resolve(eid)  # still there now that we hold the write lock
+                _insert_media(self._project, media)
+                self._db.execute(
+                    "INSERT INTO sim_artifacts (episode_id, kind, camera, media_sha, fps, frames) "
+                    "VALUES (?, 'video', ?, ?, ?, ?) ON CONFLICT (episode_id, kind, camera) "
+                    "DO UPDATE SET media_sha = excluded.media_sha, fps = excluded.fps, "
+                    "frames = excluded.frames",
+                    [eid, camera, media.sha256, float(fps), frames],
+                )
+                for tmp, final in staged:
+                    os.replace(tmp, final)
+        finally:
+            for tmp, _ in staged:
+                tmp.unlink(missing_ok=True)
+        return media.sha256
+
+    def delete(self, episode_id: str) -> None:
+        """Remove an episode and its whole trace; its forks stay, no longer linked to it.
+
+        Its videos stay in ``media/`` (content-addressed files may be shared).
+        """
+        with write(self._db):
+            eid = self._resolve(episode_id)
+            self._db.execute("DELETE FROM sim_episodes WHERE id = ?", [eid])
+
+    # ---- readers -------------------------------------------------------------------------
+    def get(self, episode_id: str) -> EpisodeRecord:
+        """The episode with this id or unique id prefix (>= 6 characters)."""
+        eid = self._resolve(episode_id)
+        row = self._db.execute(
+            f"SELECT {_EPISODE_COLUMNS} FROM sim_episodes WHERE id = ?", [eid]
+        ).fetchone()
+        return episode_from_row(row)
+
+    def list(
+        self, scenario: str | None = None, reference: bool | None = None
+    ) -> builtins.list[EpisodeRecord]:
+        """Episodes, newest first, optionally of one scenario and/or (not) reference runs."""
+        clauses: builtins.list[str] = []
+        args: builtins.list[Any] = []
+        if scenario is not None:
+            clauses.append("scenario = ?")
+            args.append(scenario)
+        if reference is not None:
+            clauses.append("reference = ?")
+            args.append(int(reference))
+        where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+        rows = self._db.execute(
+            f"SELECT {_EPISODE_COLUMNS} FROM sim_episodes{where} ORDER BY started DESC, rowid DESC",
+            args,
+        ).fetchall()
+        return [episode_from_row(r) for r in rows]
+
+    def ticks(
+        self, episode_id: str, start: int = 0, stop: int | None = None
+    ) -> builtins.list[TickRecord]:
+        """Ticks ``start <= tick < stop`` (to the end when ``stop`` is None), in order."""
+        eid = self._resolve(episode_id)
+        rows = self._db.execute(
+            "SELECT tick, state_hash, diff_json, controller_json, graph_json FROM sim_ticks "
+            "WHERE episode_id = ? AND tick >= ? AND tick < ? ORDER BY tick",
+            [eid, start, stop if stop is not None else 2**62],
+        ).fetchall()
+        return [TickRecord(*r) for r in rows]
+
+    def hashes(self, episode_id: str) -> builtins.list[str]:
+        """Every stored tick's state hash, ordered by tick (what a replay must reproduce)."""
+        eid = self._resolve(episode_id)
+        rows = self._db.execute(
+            "SELECT state_hash FROM sim_ticks WHERE episode_id = ? ORDER BY tick", [eid]
+        ).fetchall()
+        return [r[0] for r in rows]
+
+    def actions(self, episode_id: str) -> builtins.list[ActionRecord]:
+        """Every submitted action, in submission order."""
+        return [
+            action_from_row(r) for r in self._children(episode_id, "sim_actions", _ACTION_COLUMNS)
+        ]
+
+    def anomalies(self, episode_id: str) -> builtins.list[AnomalyRecord]:
+        """Injected anomalies, in injection order."""
+        return [
+            AnomalyRecord(*r) for r in self._children(episode_id, "sim_anomalies", _ANOMALY_COLUMNS)
+        ]
+
+    def conditions(self, episode_id: str) -> builtins.list[ConditionRecord]:
+        """The contract's predicates with their final values (empty until finished)."""
+        rows = self._children(episode_id, "sim_conditions", _CONDITION_COLUMNS)
+        return [ConditionRecord(*r) for r in rows]
+
+    def metrics(self, episode_id: str) -> dict[str, float]:
+        """Metric name → value (empty until finished)."""
+        eid = self._resolve(episode_id)
+        rows = self._db.execute(
+            "SELECT name, value FROM sim_metrics WHERE episode_id = ? ORDER BY name", [eid]
+        ).fetchall()
+        return {str(name): float(value) for name, value in rows}
+
+    def artifacts(self, episode_id: str) -> builtins.list[ArtifactRecord]:
+        """Recorded files (videos per camera); open one with ``project.media_path(media_sha)``."""
+        eid = self._resolve(episode_id)
+        rows = self._db.execute(
+            "SELECT kind, camera, media_sha, fps, frames FROM sim_artifacts "
+            "WHERE episode_id = ? ORDER BY kind, camera",
+            [eid],
+        ).fetchall()
+        return [ArtifactRecord(*r) for r in rows]
+
+    def snapshot_at_or_before(self, episode_id: str, tick: int) -> tuple[int, str] | None:
+        """The latest snapshot at or before ``tick`` (where a fork or a scrub resumes from)."""
+        eid = self._resolve(episode_id)
+        row = self._db.execute(
+            "SELECT tick, snapshot_json FROM sim_snapshots WHERE episode_id = ? AND tick <= ? "
+            "ORDER BY tick DESC LIMIT 1",
+            [eid, tick],
+        ).fetchone()
+        return None if row is None else (int(row[0]), str(row[1]))
+
+    # ---- helpers -------------------------------------------------------------------------
+    def _resolve(self, episode_id: str, *, field: str = "episode id") -> str:
+        """The full id for an id or a unique prefix of at least :data:`MIN_PREFIX` characters."""
+        if not isinstance(episode_id, str) or not episode_id:
+            raise EpisodeNotFoundError(f"{field}: expected an episode id, got {episode_id!r}")
+        db = self._db
+        if db.execute("SELECT 1 FROM sim_episodes WHERE id = ?", [episode_id]).fetchone():
+            return episode_id
+        prefix = episode_id.lower()
+        if len(prefix) < MIN_PREFIX:
+            raise EpisodeNotFoundError(
+                f"{field}: no episode {episode_id!r} (a shortened id needs at least "
+                f"{MIN_PREFIX} characters)"
+            )
+        # A range on the primary key index instead of LIKE, which would scan every row.
+        upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+        rows = db.execute(
+            "SELECT id FROM sim_episodes WHERE id >= ? AND id < ? ORDER BY id LIMIT 3",
+            [prefix, upper],
+        ).fetchall()
+        if not rows:
+            raise EpisodeNotFoundError(f"{field}: no episode {episode_id!r} in this project")
+        if len(rows) > 1:
+            more = ", …" if len(rows) > 2 else ""
+            raise AmbiguousEpisodeError(
+                f"{field}: {episode_id!r} starts more than one episode id "
+                f"({rows[0][0]}, {rows[1][0]}{more}); give more characters"
+            )
+        return str(rows[0][0])
+
+    def _resolve_running(self, episode_id: str, doing: str) -> str:
+        eid = self._resolve(episode_id)
+        (status,) = self._db.execute(
+            "SELECT status FROM sim_episodes WHERE id = ?", [eid]
+        ).fetchone()
+        if status != EpisodeStatus.RUNNING.value:
+            raise EpisodeError(f"episode {eid} is {status}; only a running episode can {doing}")
+        return eid
+
+    def _children(self, episode_id: str, table: str, columns: str) -> builtins.list[Any]:
+        eid = self._resolve(episode_id)
+        return self._db.execute(
+            f"SELECT {columns} FROM {table} WHERE episode_id = ? ORDER BY idx", [eid]
+        ).fetchall()
+
+
+def _upsert(table: str, columns: str) -> str:
+    names = [c.strip() for c in columns.split(",")]
+    updates = ", ".join(f"{c} = excluded.{c}" for c in names if c != "idx")
+    marks = ", ".join("?" * (len(names) + 1))
+    return (
+        f"INSERT INTO {table} (episode_id, {columns}) VALUES ({marks}) "
+        f"ON CONFLICT (episode_id, idx) DO UPDATE SET {updates}"
+    )
+
+
+def _dump(value: Mapping[str, Any], field: str) -> str:
+    try:
+        return json.dumps(dict(value), sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError) as err:
+        raise EpisodeError(f"{field}: not JSON-serialisable ({err})") from None
