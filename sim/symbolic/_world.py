@@ -91,10 +91,14 @@ class SymbolicWorld:
             left -= 1
             controller = {"busy": True, "skill": verdict.action.verb.value, "ticks_left": left}
             if left <= 0:
-                if verdict.action.verb is not Verb.WAIT:
+                result = "ok"
+                gone = _vanished(g, verdict)
+                if gone:
+                    result = f"failed: {gone} is no longer there"
+                elif verdict.action.verb is not Verb.WAIT:
                     g = apply(g, verdict)
                 self._pending = None
-                finished = Outcome(verdict, "ok", started, g.tick + 1)
+                finished = Outcome(verdict, result, started, g.tick + 1)
                 controller = {"busy": False, "skill": verdict.action.verb.value}
             else:
                 self._pending = (verdict, left, started)
@@ -169,9 +173,20 @@ class SymbolicWorld:
                 nodes[k] = replace(n, pos=p)
         rels = set(g.relations)
         for k in self._drifts:
-            if k in nodes:
+            if k in nodes and k != held:
                 rels = _resupport(g, nodes, rels, k)
         return g.replace(nodes=nodes, relations=rels)
+
+
+def _vanished(g: SceneGraph, verdict: Verdict) -> str | None:
+    """An object the action needs that an anomaly removed while it was being carried out."""
+    grounded = verdict.grounded
+    if grounded is None:
+        return None
+    for k in (grounded.obj, grounded.target):
+        if k is not None and k not in g.nodes:
+            return k
+    return None
 
 
 def verdict_from_json(d: dict[str, Any]) -> Verdict:

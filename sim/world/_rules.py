@@ -177,11 +177,15 @@ def apply(g: SceneGraph, verdict: Verdict) -> SceneGraph:
             z = t.bottom + 0.01 + n.size[2]
             rels.add(("in", obj, target))
             rels |= {("in", obj, c) for c in g.inside(target)}
+            xy = (t.pos[0], t.pos[1])
         else:
             z = t.top + n.size[2]
             rels.add(("on", obj, target))
             rels |= {("in", obj, c) for c in g.inside(target)}
-        nodes[obj] = replace(n, pos=(t.pos[0], t.pos[1], z))
+            xy = (t.pos[0], t.pos[1])
+            if t.type == "table" or max(t.size[0], t.size[1]) > 0.3:
+                xy = free_spot(g, obj, target) or xy
+        nodes[obj] = replace(n, pos=(xy[0], xy[1], z))
     elif a.verb in (Verb.OPEN, Verb.CLOSE) and obj:
         opened = a.verb is Verb.OPEN
         nodes[obj] = _with_attr(nodes[obj], "open", 1.0 if opened else 0.0)
@@ -206,6 +210,42 @@ def apply(g: SceneGraph, verdict: Verdict) -> SceneGraph:
             if table:
                 rels.add(("on", obj, table))
     return g.replace(nodes=nodes, relations=rels)
+
+
+def free_spot(
+    g: SceneGraph, obj: str, surface: str, *, gap: float = 0.03, step: float = 0.02
+) -> tuple[float, float] | None:
+    """The free place on ``surface`` nearest to where ``obj`` is now, within reach.
+
+    Deterministic: a grid search ordered by distance, then x, then y. Used when an agent says
+    "put it on the table" without saying where; both modes pick the same spot.
+    """
+    n, s = g.nodes[obj], g.nodes[surface]
+    radius = math.hypot(n.size[0], n.size[1])
+    xmin, xmax, ymin, ymax = g.workspace
+    xmin, xmax = max(xmin, s.pos[0] - s.size[0] + radius), min(xmax, s.pos[0] + s.size[0] - radius)
+    ymin, ymax = max(ymin, s.pos[1] - s.size[1] + radius), min(ymax, s.pos[1] + s.size[1] - radius)
+    others = [
+        m
+        for k, m in g.nodes.items()
+        if k not in (obj, surface) and m.bottom < s.top + 0.5 and m.top > s.top - 0.01
+    ]
+    best: tuple[float, float, float] | None = None
+    nx, ny = int((xmax - xmin) / step) + 1, int((ymax - ymin) / step) + 1
+    for i in range(max(nx, 0)):
+        x = xmin + i * step
+        for j in range(max(ny, 0)):
+            y = ymin + j * step
+            d = math.hypot(x - n.pos[0], y - n.pos[1])
+            if best is not None and d >= best[0]:
+                continue
+            if all(
+                math.hypot(x - m.pos[0], y - m.pos[1])
+                >= radius + math.hypot(m.size[0], m.size[1]) + gap
+                for m in others
+            ):
+                best = (d, x, y)
+    return None if best is None else (round(best[1], 4), round(best[2], 4))
 
 
 def heat_step(g: SceneGraph, dt: float) -> dict[str, float]:
@@ -261,4 +301,12 @@ def _table(nodes: Mapping[str, Node]) -> str | None:
     return tables[0] if tables else None
 
 
-__all__ = ["Relation", "apply", "check", "heat_step", "symbolic_ticks", "with_cooking"]
+__all__ = [
+    "Relation",
+    "apply",
+    "check",
+    "free_spot",
+    "heat_step",
+    "symbolic_ticks",
+    "with_cooking",
+]

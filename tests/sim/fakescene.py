@@ -1,22 +1,23 @@
-"""A hand-built scene description so world rules are tested without MuJoCo."""
+"""A hand-built scene description so world rules and the engine are tested without MuJoCo."""
 
 from __future__ import annotations
-
-import pytest
 
 from sim.world import Layout, ObjectInfo, Placement, SceneInfo
 
 TABLE_TOP = 0.75
 
 
-def _obj(id_: str, type_: str, half: tuple[float, float, float], tags: str, **kw: object) -> ObjectInfo:
+def _obj(
+    id_: str, type_: str, half: tuple[float, float, float], tags: str, **kw: object
+) -> ObjectInfo:
     z = TABLE_TOP + half[2]
     pos = kw.pop("pos", (0.0, 0.0, z))
-    return ObjectInfo(id_, type_, half, pos, tags=frozenset(tags.split(",")) if tags else frozenset(), **kw)  # type: ignore[arg-type]
+    return ObjectInfo(
+        id_, type_, half, pos, tags=frozenset(tags.split(",")) if tags else frozenset(), **kw
+    )  # type: ignore[arg-type]
 
 
-@pytest.fixture
-def info() -> SceneInfo:
+def fake_scene() -> SceneInfo:
     objects = [
         _obj("table", "table", (0.6, 0.7, 0.02), "surface,fixed", pos=(0.0, 0.0, 0.73)),
         _obj("brick_red", "brick", (0.024, 0.024, 0.024), "graspable", color="red"),
@@ -37,7 +38,9 @@ def info() -> SceneInfo:
         _obj("burner", "burner", (0.12, 0.12, 0.02), "surface,heater,switchable,fixed",
              pos=(0.25, -0.3, 0.77), attrs={"on": False}),
     ]  # fmt: skip
-    return SceneInfo("test", {o.id: o for o in objects}, "table", TABLE_TOP, (-0.3, 0.35, -0.4, 0.4))
+    return SceneInfo(
+        "test", {o.id: o for o in objects}, "table", TABLE_TOP, (-0.3, 0.35, -0.4, 0.4)
+    )
 
 
 def layout(*placements: Placement, **attrs: dict[str, object]) -> Layout:

@@ -6,7 +6,7 @@ import pytest
 
 from sim.symbolic import initial_graph
 from sim.world import Action, ActionFormatError, Placement, SceneInfo, Verb, ground, parse_command
-from tests.sim.world.conftest import layout
+from tests.sim.fakescene import layout
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sim.symbolic import SymbolicWorld
 from sim.world import Anomaly, Placement, SceneInfo, parse_command
-from tests.sim.world.conftest import layout
+from tests.sim.fakescene import layout
 
 
 def _world(info: SceneInfo) -> SymbolicWorld:
