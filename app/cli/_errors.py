@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from judge import QueueError
+from sim.scenario import ScenarioError
+from sim.world import ActionFormatError, LayoutError
 from storage import (
     AnnotationError,
     BundleError,
     CaseImportError,
+    EpisodeError,
     ProjectError,
     SchemaTooNewError,
     StudyError,
@@ -23,4 +26,8 @@ USER_ERRORS: tuple[type[Exception], ...] = (
     QueueError,
     StudyError,
     BundleError,
+    ScenarioError,
+    EpisodeError,
+    LayoutError,
+    ActionFormatError,
 )

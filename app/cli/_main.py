@@ -19,6 +19,7 @@ from app.cli import (
     _media,
     _project_cmds,
     _score,
+    _sim_cmds,
     _study_cmds,
 )
 
@@ -58,6 +59,7 @@ for command in (
     *_jobs_cmds.COMMANDS,
     *_judge_cmds.COMMANDS,
     *_study_cmds.COMMANDS,
+    *_sim_cmds.COMMANDS,
 ):
     cli.add_command(command)
 

@@ -1,0 +1,221 @@
+"""``workbench sim …``: run, replay, fork and inspect episodes; check an arm description."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+project_option = click.option(
+    "--project", "project_dir", required=True, type=click.Path(path_type=Path),
+    help="Project folder (created if missing for run).",
+)  # fmt: skip
+
+
+@click.group()
+def sim() -> None:
+    """Simulated tabletop episodes (MuJoCo physics or the symbolic fast mode)."""
+
+
+@sim.command("list")
+def list_scenarios() -> None:
+    """The shipped scenarios."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from sim.scenario import load_scenario
+    from sim.scenario._shipped import shipped
+
+    table = Table("name", "family", "title", "Δ s", box=None)
+    for name, path in shipped().items():
+        s = load_scenario(path)
+        table.add_row(name, s.family, s.title, f"{s.delta:g}")
+    Console().print(table)
+
+
+@sim.command()
+@click.argument("scenario")
+@project_option
+@click.option("--agent", default="scripted", show_default=True, type=click.Choice(["scripted"]))
+@click.option(
+    "--mode", default="physics", show_default=True, type=click.Choice(["physics", "symbolic"])
+)
+@click.option("--video", "videos", multiple=True, metavar="CAM",
+              help="Record this camera (head, wrist, top, front); repeatable.")  # fmt: skip
+@click.option("--seed", type=int, default=None, help="Layout seed (default: the scenario's).")
+@click.option("--no-anomalies", is_flag=True, help="Skip the scenario's anomaly schedule.")
+@click.option("--reference", is_flag=True, help="Store as the scenario's reference episode.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def run(
+    scenario: str,
+    project_dir: Path,
+    agent: str,
+    mode: str,
+    videos: tuple[str, ...],
+    seed: int | None,
+    no_anomalies: bool,
+    reference: bool,
+    as_json: bool,
+) -> None:
+    """Run SCENARIO (a shipped name or a scenario file) and record the episode."""
+    from sim.episode import open_scenario, run_episode
+    from storage import Project
+
+    bound = open_scenario(scenario)
+    if videos and mode == "symbolic":
+        raise click.UsageError("the symbolic mode renders nothing; use --mode physics for video")
+    with Project.open_or_create(project_dir) as project:
+        ep = run_episode(
+            bound, mode=mode, agent=agent, seed=seed, project=project, videos=videos,
+            anomalies=not no_anomalies, reference=reference,
+        )  # fmt: skip
+    result = ep.runner.result
+    assert result is not None
+    if as_json:
+        import json
+
+        click.echo(json.dumps({
+            "episode": ep.episode_id, "status": result.status, "ticks": result.ticks,
+            "success": result.success, "metrics": result.metrics,
+            "conditions": [{"text": c.text, "value": c.value.value} for c in result.conditions],
+            "videos": ep.video_shas,
+        }, indent=2))  # fmt: skip
+        return
+    _print_result(ep.episode_id, bound.name, mode, result, ep.runner)
+
+
+@sim.command()
+@click.argument("episode")
+@project_option
+def replay(episode: str, project_dir: Path) -> None:
+    """Re-run EPISODE from its seed and recorded decisions; report the first divergent tick."""
+    from sim.episode import replay_episode
+    from storage import Project
+
+    with Project.open(project_dir) as project:
+        report = replay_episode(project, episode)
+    if report.identical:
+        click.secho(
+            f"identical: {report.compared} state hashes of episode {report.episode_id[:8]} "
+            "reproduced", fg="green",
+        )  # fmt: skip
+        return
+    click.secho(
+        f"diverged at tick {report.first_divergent}: expected {report.expected}, "
+        f"got {report.got}", fg="red",
+    )  # fmt: skip
+    sys.exit(1)
+
+
+@sim.command()
+@click.argument("episode")
+@click.argument("tick", type=click.IntRange(min=0))
+@project_option
+@click.option(
+    "--agent", default="replay", show_default=True, type=click.Choice(["replay", "scripted"]),
+    help="Who decides after the fork: the recorded decisions or the scripted agent.",
+)  # fmt: skip
+def fork(episode: str, tick: int, project_dir: Path, agent: str) -> None:
+    """Continue EPISODE from TICK as a new episode."""
+    from sim.episode import fork_episode
+    from storage import Project
+
+    with Project.open(project_dir) as project:
+        ep = fork_episode(project, episode, tick, agent=agent)
+    result = ep.runner.result
+    assert result is not None
+    _print_result(ep.episode_id, ep.runner.scenario.name, "fork", result, ep.runner)
+
+
+@sim.command()
+@project_option
+def episodes(project_dir: Path) -> None:
+    """List the project's episodes, newest first."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from storage import Project
+
+    with Project.open(project_dir) as project:
+        rows = project.episodes.list()
+        table = Table("id", "scenario", "mode", "agent", "status", "ticks", "success", box=None)
+        for ep in rows:
+            success = project.episodes.metrics(ep.id).get("success")
+            table.add_row(
+                ep.id[:8], ep.scenario, ep.mode.value, ep.agent, ep.status.value, str(ep.ticks),
+                "—" if success is None else ("yes" if success else "no"),
+            )  # fmt: skip
+    Console().print(table)
+
+
+@sim.command()
+@click.argument("mjcf", type=click.Path(path_type=Path))
+@click.option("--ee-site", required=True, help="End-effector site name.")
+@click.option("--arm-joints", required=True, help="Comma-separated arm joint names, base first.")
+@click.option("--gripper", required=True, help="Comma-separated gripper actuator names.")
+@click.option("--trials", default=3, show_default=True, type=click.IntRange(min=0))
+def check(mjcf: Path, ee_site: str, arm_joints: str, gripper: str, trials: int) -> None:
+    """Check that an arm MJCF can be driven: names, limits, actuators, reach, pick-and-place."""
+    from sim.mujoco import ArmSpec, ArmSpecError, check_arm
+
+    spec = ArmSpec(
+        mjcf=mjcf,
+        ee_site=ee_site,
+        arm_joints=tuple(j.strip() for j in arm_joints.split(",") if j.strip()),
+        gripper_actuators=tuple(g.strip() for g in gripper.split(",") if g.strip()),
+    )
+    try:
+        report = check_arm(spec, trials=trials)
+    except (ArmSpecError, ValueError) as e:
+        click.secho(f"error: {e}", fg="red", err=True)
+        sys.exit(2)
+    for line in report.messages:
+        click.echo(line)
+    if report.ok:
+        click.secho(f"ok: {mjcf} can be used as the arm", fg="green")
+    else:
+        click.secho(f"not usable: {mjcf}", fg="red")
+        sys.exit(1)
+
+
+def _print_result(
+    episode_id: str | None, name: str, mode: str, result: object, runner: object
+) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from sim.episode import EpisodeResult, EpisodeRunner
+
+    assert isinstance(result, EpisodeResult) and isinstance(runner, EpisodeRunner)
+    console = Console()
+    verdict = "[green]success[/]" if result.success else "[red]goal not met[/]"
+    ident = f" · episode {episode_id[:8]}" if episode_id else ""
+    console.print(
+        f"[bold]{name}[/] ({mode}){ident}: {result.status}, {result.ticks} ticks, {verdict}"
+    )
+    m = result.metrics
+    validity = f"{m['validity']:.2f}" if "validity" in m else "—"
+    console.print(
+        f"GCR {m['gcr']:.2f} · validity {validity} · attempts {int(m['attempts'])} "
+        f"({int(m['rejected'])} rejected, {int(m['execution_failures'])} failed in execution)"
+        f" · anomalies {int(m['anomalies'])}"
+    )
+    table = Table("condition", "value", "since tick", box=None)
+    style = {"T": "green", "F": "red", "U": "yellow"}
+    for c in result.conditions:
+        v = c.value.value
+        table.add_row(
+            c.text, f"[{style[v]}]{v}[/]", "" if c.witness_tick is None else str(c.witness_tick)
+        )
+    console.print(table)
+    for a in runner.actions:
+        if a.verdict is not None and not a.verdict.accepted:
+            console.print(
+                f"  [yellow]rejected[/] t={a.tick} {a.action.describe()}: {a.verdict.reason}"
+            )
+        elif a.outcome and a.outcome != "ok":
+            console.print(f"  [red]{a.outcome}[/] t={a.tick} {a.action.describe()}")
+
+
+COMMANDS = [sim]

@@ -1,0 +1,49 @@
+"""The episode engine: runner, agents, trace and sinks."""
+
+from sim.episode._agents import Agent, Observation, ReplayAgent, ScriptedAgent
+from sim.episode._build import (
+    AGENTS,
+    MODES,
+    Episode,
+    ReplayReport,
+    fork_episode,
+    make_world,
+    open_scenario,
+    replay_episode,
+    run_episode,
+)
+from sim.episode._runner import EpisodeRunner, RunState, Sink
+from sim.episode._sinks import SqliteSink, VideoSink
+from sim.episode._trace import (
+    RUN_STATUSES,
+    ActionEntry,
+    AnomalyEntry,
+    EpisodeResult,
+    TickEntry,
+)
+
+__all__ = [
+    "AGENTS",
+    "MODES",
+    "RUN_STATUSES",
+    "ActionEntry",
+    "Agent",
+    "AnomalyEntry",
+    "Episode",
+    "EpisodeResult",
+    "EpisodeRunner",
+    "Observation",
+    "ReplayAgent",
+    "ReplayReport",
+    "RunState",
+    "ScriptedAgent",
+    "Sink",
+    "SqliteSink",
+    "TickEntry",
+    "VideoSink",
+    "fork_episode",
+    "make_world",
+    "open_scenario",
+    "replay_episode",
+    "run_episode",
+]

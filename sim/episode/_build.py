@@ -1,0 +1,225 @@
+"""Put an episode together: scenario → world (physics or symbolic) → runner → sinks.
+
+The CLI, workers, tests and (later) the GUI all build episodes here, so a run started anywhere
+is the same run. Replays and forks rebuild the scenario from the episode's stored source and
+refuse if the file changed since (its digest is stored with the episode).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from sim.episode._agents import Agent, ReplayAgent, ScriptedAgent
+from sim.episode._runner import EpisodeRunner, Sink
+from sim.episode._sinks import SqliteSink, VideoSink
+from sim.scenario import BoundScenario, ScenarioError, bind
+from sim.scenario._shipped import resolve
+from sim.world import Action, SceneInfo, World
+from storage import EpisodeRecord, Project
+
+MODES = ("physics", "symbolic")
+AGENTS = ("scripted",)
+
+
+@cache
+def scene_info(family: str) -> SceneInfo:
+    from sim.mujoco import load_scene_info
+
+    return load_scene_info(family)
+
+
+def open_scenario(ref: str) -> BoundScenario:
+    """Load, validate and bind a shipped scenario name or a scenario file."""
+    scenario, source = resolve(ref)
+    return bind(scenario, scene_info(scenario.family), source=source)
+
+
+def make_world(bound: BoundScenario, mode: str) -> World:
+    if mode == "physics":
+        from sim.mujoco import PhysicsWorld
+
+        return PhysicsWorld(bound.scenario.family, bound.layout, delta=bound.scenario.delta)
+    if mode == "symbolic":
+        from sim.symbolic import SymbolicWorld
+
+        return SymbolicWorld(
+            scene_info(bound.scenario.family), bound.layout, delta=bound.scenario.delta
+        )
+    raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+
+
+def make_agent(name: str, bound: BoundScenario) -> Agent:
+    if name == "scripted":
+        return ScriptedAgent(bound.reference)
+    raise ValueError(f"agent must be one of {', '.join(AGENTS)}, not {name!r}")
+
+
+@dataclass
+class Episode:
+    runner: EpisodeRunner
+    episode_id: str | None
+    video_shas: dict[str, str]
+
+
+def run_episode(
+    bound: BoundScenario,
+    *,
+    mode: str = "physics",
+    agent: str = "scripted",
+    seed: int | None = None,
+    project: Project | None = None,
+    videos: Sequence[str] = (),
+    video_size: tuple[int, int] = (640, 480),
+    anomalies: bool = True,
+    reference: bool = False,
+) -> Episode:
+    """Run one episode to the end, recording into ``project`` when given."""
+    world = make_world(bound, mode)
+    sinks: list[Sink] = []
+    db: SqliteSink | None = None
+    if project is not None:
+        config: dict[str, Any] = {"anomalies": anomalies, "videos": list(videos)}
+        db = SqliteSink(project, agent=agent, mode=mode, reference=reference, config=config)
+        sinks.append(db)
+    video_sinks = [VideoSink(cam, size=video_size, db=db) for cam in videos]
+    sinks.extend(video_sinks)
+    runner = EpisodeRunner(
+        world, bound, make_agent(agent, bound), seed=seed, sinks=sinks, anomalies=anomalies
+    )
+    try:
+        runner.run()
+    finally:
+        world.close()
+    shas = {v.camera: v.media_sha for v in video_sinks if v.media_sha}
+    return Episode(runner, db.episode_id if db else None, shas)
+
+
+@dataclass(frozen=True)
+class ReplayReport:
+    episode_id: str
+    ticks: int
+    compared: int
+    first_divergent: int | None
+    expected: str | None = None
+    got: str | None = None
+
+    @property
+    def identical(self) -> bool:
+        return self.first_divergent is None
+
+
+def recorded(
+    project: Project, episode_id: str
+) -> tuple[EpisodeRecord, BoundScenario, list[tuple[int, Action]]]:
+    """The stored episode, its scenario (checked unchanged) and its recorded decisions."""
+    ep = project.episodes.get(episode_id)
+    source = str(ep.config.get("source", ep.scenario))
+    bound = open_scenario(source)
+    if bound.scenario.digest != ep.scenario_sha:
+        raise ScenarioError(
+            f"{source}: the scenario changed since episode {ep.id[:8]} was recorded "
+            "(its digest differs); replay needs the file it ran with"
+        )
+    decisions = [
+        (a.tick, Action.from_json(json.loads(a.action_json)))
+        for a in project.episodes.actions(ep.id)
+    ]
+    return ep, bound, decisions
+
+
+def replay_episode(project: Project, episode_id: str) -> ReplayReport:
+    """Re-run a stored episode from its seed and recorded decisions; compare every hash."""
+    ep, bound, decisions = recorded(project, episode_id)
+    expected = project.episodes.hashes(ep.id)
+    world = make_world(bound, ep.mode.value)
+    runner = EpisodeRunner(
+        world,
+        bound,
+        ReplayAgent(decisions, until=ep.ticks),
+        seed=ep.seed,
+        anomalies=bool(ep.config.get("anomalies", True)),
+        end_tick=ep.ticks,
+    )
+    try:
+        runner.start()
+        first = _first_divergence(expected, runner.hashes)
+        while first is None and runner.result is None:
+            runner.step()
+            first = _first_divergence(expected, runner.hashes)
+    finally:
+        world.close()
+    got = runner.hashes
+    report = ReplayReport(ep.id, ep.ticks, min(len(got), len(expected)), first)
+    if first is not None:
+        exp = expected[first] if first < len(expected) else None
+        gt = got[first] if first < len(got) else None
+        report = ReplayReport(ep.id, ep.ticks, first, first, exp, gt)
+    elif len(got) != len(expected):
+        n = min(len(got), len(expected))
+        report = ReplayReport(ep.id, ep.ticks, n, n, None, None)
+    return report
+
+
+def fork_episode(
+    project: Project,
+    episode_id: str,
+    tick: int,
+    *,
+    agent: str = "replay",
+    videos: Sequence[str] = (),
+) -> Episode:
+    """Continue a stored episode from ``tick`` as a new episode (parent link kept).
+
+    The fork restores the nearest stored snapshot at or before ``tick`` and re-runs the
+    recorded decisions up to ``tick``; from there ``agent`` decides ("replay" keeps the
+    recorded decisions, "scripted" hands over to the reference agent).
+    """
+    ep, bound, decisions = recorded(project, episode_id)
+    if not 0 <= tick <= ep.ticks:
+        raise ValueError(f"tick {tick} is outside episode {ep.id[:8]} (0–{ep.ticks})")
+    world = make_world(bound, ep.mode.value)
+    replay = ReplayAgent(decisions, until=ep.ticks)
+    snap = project.episodes.snapshot_at_or_before(ep.id, tick)
+    runner = EpisodeRunner(
+        world, bound, replay, seed=ep.seed, anomalies=bool(ep.config.get("anomalies", True)),
+        end_tick=ep.ticks if agent == "replay" else None,
+    )  # fmt: skip
+    if snap is None:
+        runner.start()
+    else:
+        runner.restore(json.loads(snap[1]))
+    while runner.tick < tick and runner.result is None:
+        runner.step()
+    db = SqliteSink(
+        project,
+        agent=agent,
+        mode=ep.mode.value,
+        config={"anomalies": ep.config.get("anomalies", True), "forked_from": ep.id},
+        parent_id=ep.id,
+        fork_tick=tick,
+    )
+    if agent != "replay":
+        runner.agent = make_agent(agent, bound)
+        runner.end_tick = None
+    video_sinks = [VideoSink(cam, db=db) for cam in videos]
+    runner.sinks = [db, *video_sinks]
+    db.start(runner)
+    for v in video_sinks:
+        v.start(runner)
+    try:
+        runner.run()
+    finally:
+        world.close()
+    shas = {v.camera: v.media_sha for v in video_sinks if v.media_sha}
+    return Episode(runner, db.episode_id, shas)
+
+
+def _first_divergence(expected: Sequence[str], got: Sequence[str]) -> int | None:
+    for i, (a, b) in enumerate(zip(expected, got, strict=False)):
+        if a != b:
+            return i
+    return None

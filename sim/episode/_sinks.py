@@ -1,0 +1,230 @@
+"""Trace sinks: rows in the project's SQLite file and an MP4 of any camera.
+
+The SQLite sink batches ticks (one transaction per ``batch`` ticks) so recording costs little
+per tick; actions are written when submitted and rewritten when their outcome arrives.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sim.episode._trace import ActionEntry, AnomalyEntry, EpisodeResult, TickEntry
+from sim.synthetic import Mp4Writer
+from storage import (
+    ActionRecord,
+    ActionSource,
+    AnomalyRecord,
+    ConditionRecord,
+    EpisodeStatus,
+    Project,
+    TickRecord,
+)
+
+if TYPE_CHECKING:
+    from sim.episode._runner import EpisodeRunner
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def action_record(e: ActionEntry) -> ActionRecord:
+    v = e.verdict
+    return ActionRecord(
+        idx=e.idx,
+        tick=e.tick,
+        source=ActionSource(e.source),
+        text=e.action.describe(),
+        action_json=_dumps(e.action.to_json()),
+        accepted=bool(v and v.accepted),
+        failed_json=_dumps([c.to_json() for c in v.failed]) if v else "[]",
+        grounded_json=_dumps(v.grounded.to_json()) if v and v.grounded else None,
+        outcome=e.outcome,
+        finished_tick=e.finished_tick,
+    )
+
+
+class SqliteSink:
+    """Writes an episode into ``project.episodes``; ``episode_id`` is set at start."""
+
+    def __init__(
+        self,
+        project: Project,
+        *,
+        agent: str,
+        mode: str,
+        reference: bool = False,
+        config: dict[str, Any] | None = None,
+        parent_id: str | None = None,
+        fork_tick: int | None = None,
+        batch: int = 25,
+    ) -> None:
+        self.project = project
+        self.agent = agent
+        self.mode = mode
+        self.reference = reference
+        self.config = dict(config or {})
+        self.parent_id = parent_id
+        self.fork_tick = fork_tick
+        self.batch = batch
+        self.episode_id: str | None = None
+        self._ticks: list[TickRecord] = []
+        self._actions: dict[int, ActionRecord] = {}
+        self._anomalies: list[AnomalyRecord] = []
+        self._snapshots: list[tuple[int, str]] = []
+
+    def start(self, runner: EpisodeRunner) -> None:
+        if self.episode_id is not None:
+            return
+        s = runner.scenario
+        self.episode_id = self.project.episodes.create(
+            scenario=s.name,
+            scenario_sha=s.scenario.digest,
+            family=s.scenario.family,
+            mode=self.mode,
+            agent=self.agent,
+            seed=runner.seed,
+            delta=runner.world.delta,
+            contract_json=json.dumps(
+                s.contract.to_json(), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+            ),
+            contract_hash=s.contract.digest,
+            config={"source": s.source, **self.config},
+            parent_id=self.parent_id,
+            fork_tick=self.fork_tick,
+            reference=self.reference,
+        )
+
+    def record(
+        self,
+        runner: EpisodeRunner,
+        tick: TickEntry,
+        actions: Sequence[ActionEntry],
+        anomalies: Sequence[AnomalyEntry],
+        snapshot: dict[str, Any] | None,
+    ) -> None:
+        self._ticks.append(
+            TickRecord(
+                tick=tick.tick,
+                state_hash=tick.state_hash,
+                diff_json=_dumps(tick.diff),
+                controller_json=_dumps(tick.controller),
+                graph_json=_dumps(tick.graph) if tick.graph is not None else None,
+            )
+        )
+        for a in actions:
+            self._actions[a.idx] = action_record(a)
+        for an in anomalies:
+            params = an.anomaly.to_json()
+            self._anomalies.append(
+                AnomalyRecord(
+                    idx=an.idx,
+                    kind=an.anomaly.kind,
+                    obj=an.anomaly.obj,
+                    params_json=_dumps(params),
+                    tick=an.tick,
+                    trigger_json=_dumps(an.trigger),
+                )
+            )
+        if snapshot is not None:
+            self._snapshots.append((tick.tick, _dumps(snapshot)))
+        if len(self._ticks) >= self.batch:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.episode_id is None or not (self._ticks or self._actions or self._anomalies):
+            return
+        self.project.episodes.append(
+            self.episode_id,
+            ticks=self._ticks,
+            actions=list(self._actions.values()),
+            anomalies=self._anomalies,
+            snapshots=self._snapshots,
+        )
+        self._ticks, self._actions, self._anomalies, self._snapshots = [], {}, [], []
+
+    def finish(self, runner: EpisodeRunner, result: EpisodeResult) -> None:
+        self.flush()
+        assert self.episode_id is not None
+        predicates = runner.scenario.contract.predicates
+        conditions = [
+            ConditionRecord(
+                idx=c.index,
+                predicate_json=_dumps(predicates[c.index].to_json()),
+                text=c.predicate_text,
+                value=c.value.value,
+                witness_tick=c.witness_tick,
+            )
+            for c in result.conditions
+        ]
+        self.project.episodes.finish(
+            self.episode_id,
+            status=EpisodeStatus(result.status),
+            ticks=result.ticks,
+            t_ref=result.ticks if self.reference and result.status == "completed" else None,
+            conditions=conditions,
+            metrics=result.metrics,
+        )
+
+
+class VideoSink:
+    """Renders one camera after every tick and streams it into an MP4 (fps = 1/Δ).
+
+    ``finish`` stores the file in the project's media (by sha256) when a SQLite sink that ran
+    before it has an episode id.
+    """
+
+    def __init__(
+        self,
+        camera: str,
+        *,
+        path: Path | None = None,
+        size: tuple[int, int] = (640, 480),
+        db: SqliteSink | None = None,
+    ) -> None:
+        self.camera = camera
+        self.size = size
+        self.db = db
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        if path is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix="wb-episode-")
+            path = Path(self._tmp.name) / f"{camera}.mp4"
+        self.path = path
+        self._writer: Mp4Writer | None = None
+        self.fps = 10
+        self.media_sha: str | None = None
+
+    def start(self, runner: EpisodeRunner) -> None:
+        if self._writer is None:
+            self.fps = max(1, round(1.0 / runner.world.delta))
+            self._writer = Mp4Writer(self.path, self.fps)
+
+    def record(
+        self,
+        runner: EpisodeRunner,
+        tick: TickEntry,
+        actions: Sequence[ActionEntry],
+        anomalies: Sequence[AnomalyEntry],
+        snapshot: dict[str, Any] | None,
+    ) -> None:
+        assert self._writer is not None
+        self._writer.write(runner.world.render(self.camera, *self.size))
+
+    def finish(self, runner: EpisodeRunner, result: EpisodeResult) -> None:
+        assert self._writer is not None
+        self._writer.close()
+        if self.db is not None and self.db.episode_id is not None:
+            self.media_sha = self.db.project.episodes.add_video(
+                self.db.episode_id,
+                self.path,
+                camera=self.camera,
+                fps=float(self.fps),
+                frames=self._writer.count,
+            )
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None

@@ -1,0 +1,63 @@
+"""The trace of an episode as the engine produces it, before any sink stores it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sim.world import Action, Anomaly, Verdict
+
+RUN_STATUSES = (
+    "completed",
+    "execution_blocked",
+    "parse_failure",
+    "empty_plan",
+    "aborted",
+    "budget_exhausted",
+    "cancelled",
+)
+
+
+@dataclass(frozen=True)
+class TickEntry:
+    """One tick: state hash after it, what changed, the controller, keyframe graph if any."""
+
+    tick: int
+    state_hash: str
+    diff: dict[str, Any]
+    controller: dict[str, Any]
+    graph: dict[str, Any] | None = None
+
+
+@dataclass
+class ActionEntry:
+    """One submitted action; ``outcome`` arrives when an accepted action has been carried out."""
+
+    idx: int
+    tick: int
+    source: str
+    action: Action
+    verdict: Verdict | None = None
+    outcome: str | None = None
+    finished_tick: int | None = None
+
+    @property
+    def accepted(self) -> bool:
+        return self.verdict is not None and self.verdict.accepted
+
+
+@dataclass(frozen=True)
+class AnomalyEntry:
+    idx: int
+    tick: int
+    anomaly: Anomaly
+    trigger: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class EpisodeResult:
+    status: str
+    ticks: int
+    conditions: tuple[Any, ...]  # sim.contracts.ConditionResult
+    metrics: dict[str, float]
+    success: bool

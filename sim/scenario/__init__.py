@@ -1,0 +1,16 @@
+"""Scenario files: format, validation, binding to a scene, the shipped set."""
+
+from sim.scenario._bind import BoundScenario, ReferenceStep, ScheduledAnomaly, bind
+from sim.scenario._format import FORMAT, Scenario, ScenarioError, load_scenario, parse_scenario
+
+__all__ = [
+    "FORMAT",
+    "BoundScenario",
+    "ReferenceStep",
+    "Scenario",
+    "ScenarioError",
+    "ScheduledAnomaly",
+    "bind",
+    "load_scenario",
+    "parse_scenario",
+]
