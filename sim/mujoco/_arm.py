@@ -1,0 +1,251 @@
+"""Arm descriptions (names in an MJCF file) and their binding to ids in a compiled model.
+
+An :class:`ArmSpec` is what a lab writes down about its robot: the MJCF file, the end-effector
+site, the arm joints in kinematic order and the gripper actuators. :func:`bind_arm` resolves
+those names in a compiled (possibly composed, hence prefixed) model and derives everything the
+controller needs from the model itself: the position servo driving each joint, which end of
+each gripper actuator's control range opens the jaws, and the bodies that make up the hand.
+Every naming mistake is an :class:`ArmSpecError` that names the file and lists the names the
+file does have, so a lab can fix its spec without reading our code.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from importlib.resources import files
+from pathlib import Path
+
+import mujoco  # type: ignore[import-untyped]
+import numpy as np
+
+_ARMS = Path(str(files("resources"))) / "sim" / "arms"
+
+
+@dataclass(frozen=True)
+class ArmSpec:
+    """The names a controller needs, as written in the arm's own MJCF file."""
+
+    mjcf: Path
+    ee_site: str
+    arm_joints: tuple[str, ...]
+    gripper_actuators: tuple[str, ...]
+
+
+class ArmSpecError(ValueError):
+    """An arm file or spec that cannot be used; the message names the file and the culprit."""
+
+
+WB6 = ArmSpec(
+    mjcf=_ARMS / "wb6.xml",
+    ee_site="wb6/tcp",
+    arm_joints=("shoulder_pan", "shoulder_lift", "elbow", "wrist_1", "wrist_2", "wrist_3"),
+    gripper_actuators=("gripper",),
+)
+
+LAB7 = ArmSpec(
+    mjcf=_ARMS / "lab7.xml",
+    ee_site="tool0",
+    arm_joints=tuple(f"link{i}_joint" for i in range(1, 8)),
+    gripper_actuators=("finger_left_act", "finger_right_act"),
+)
+
+
+@dataclass(frozen=True)
+class ArmBinding:
+    """Ids of one arm in one compiled model (after composition, with the prefix resolved)."""
+
+    site_id: int
+    joint_ids: tuple[int, ...]
+    qpos_adr: tuple[int, ...]
+    dof_adr: tuple[int, ...]
+    actuator_ids: tuple[int, ...]  # the position servo of each arm joint, in joint order
+    gripper_ids: tuple[int, ...]
+    gripper_open: tuple[float, ...]
+    gripper_closed: tuple[float, ...]
+    gripper_body_ids: frozenset[int]  # hand and fingers: the subtree of the last joint's body
+    root_body_id: int = -1  # the arm's base (child of the world or of a scene body)
+    home: tuple[float, ...] = ()  # comfortable posture: the `home` keyframe, else mid-range
+
+    @classmethod
+    def bind(cls, model: mujoco.MjModel, spec: ArmSpec, prefix: str = "") -> ArmBinding:
+        """Resolve ``spec`` in ``model``; see :func:`bind_arm`."""
+        return bind_arm(model, spec, prefix)
+
+    @property
+    def n(self) -> int:
+        return len(self.joint_ids)
+
+
+def _names(model: mujoco.MjModel, obj: int, count: int, prefix: str) -> list[str]:
+    out = []
+    for i in range(count):
+        name = mujoco.mj_id2name(model, obj, i) or ""
+        if name.startswith(prefix) and name:
+            out.append(name[len(prefix) :])
+    return out
+
+
+def _missing(file: str, kind: str, name: str, available: list[str]) -> ArmSpecError:
+    close = difflib.get_close_matches(name, available, n=3, cutoff=0.5)
+    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    listing = ", ".join(available) if available else "none"
+    return ArmSpecError(f"{file}: no {kind} named {name!r} ({kind}s: {listing}){hint}")
+
+
+def _lookup(
+    model: mujoco.MjModel, obj: int, count: int, name: str, prefix: str, file: str, kind: str
+) -> int:
+    i = int(mujoco.mj_name2id(model, obj, prefix + name))
+    if i < 0:
+        raise _missing(file, kind, name, _names(model, obj, count, prefix))
+    return i
+
+
+def is_position_servo(model: mujoco.MjModel, act: int) -> bool:
+    """True for an actuator whose force is kp*(ctrl - length) - kv*velocity (any kv)."""
+    gain = float(model.actuator_gainprm[act, 0])
+    return (
+        int(model.actuator_gaintype[act]) == mujoco.mjtGain.mjGAIN_FIXED
+        and int(model.actuator_biastype[act]) == mujoco.mjtBias.mjBIAS_AFFINE
+        and gain > 0
+        and abs(float(model.actuator_biasprm[act, 1]) + gain) <= 1e-9 * gain
+        and int(model.actuator_dyntype[act]) == mujoco.mjtDyn.mjDYN_NONE
+    )
+
+
+def _servo_for(model: mujoco.MjModel, joint: int) -> list[int]:
+    return [
+        a
+        for a in range(model.nu)
+        if int(model.actuator_trntype[a]) == mujoco.mjtTrn.mjTRN_JOINT
+        and int(model.actuator_trnid[a, 0]) == joint
+    ]
+
+
+def subtree(model: mujoco.MjModel, root: int) -> frozenset[int]:
+    """Ids of ``root`` and every body below it (bodies are stored parents first)."""
+    out = {root}
+    for b in range(root + 1, model.nbody):
+        if int(model.body_parentid[b]) in out:
+            out.add(b)
+    return frozenset(out)
+
+
+def actuated_joints(model: mujoco.MjModel, act: int) -> list[tuple[int, float]]:
+    """(joint id, length per unit joint motion) of the joints an actuator moves."""
+    trn, gear = int(model.actuator_trntype[act]), float(model.actuator_gear[act, 0])
+    if trn == mujoco.mjtTrn.mjTRN_JOINT:
+        return [(int(model.actuator_trnid[act, 0]), gear)]
+    if trn == mujoco.mjtTrn.mjTRN_TENDON:
+        ten = int(model.actuator_trnid[act, 0])
+        adr, num = int(model.tendon_adr[ten]), int(model.tendon_num[ten])
+        return [
+            (int(model.wrap_objid[w]), gear * float(model.wrap_prm[w]))
+            for w in range(adr, adr + num)
+            if int(model.wrap_type[w]) == mujoco.mjtWrap.mjWRAP_JOINT
+        ]
+    return []
+
+
+def gripper_qpos(model: mujoco.MjModel, act: int, ctrl: float) -> dict[int, float]:
+    """qpos address -> value that puts the actuator's joints where ``ctrl`` would settle them."""
+    joints = actuated_joints(model, act)
+    total = sum(c for _, c in joints) or 1.0
+    out = {}
+    for j, _ in joints:
+        q = ctrl / total
+        if model.jnt_limited[j]:
+            q = float(np.clip(q, *model.jnt_range[j]))
+        out[int(model.jnt_qposadr[j])] = q
+    return out
+
+
+def _spread(model: mujoco.MjModel, act: int, ctrl: float, site: int) -> float:
+    """How far the geoms moved by ``act`` lie from the site's approach axis at ``ctrl``."""
+    data = mujoco.MjData(model)
+    for adr, q in gripper_qpos(model, act, ctrl).items():
+        data.qpos[adr] = q
+    mujoco.mj_kinematics(model, data)
+    moved = {int(model.jnt_bodyid[j]) for j, _ in actuated_joints(model, act)}
+    axis = data.site_xmat[site].reshape(3, 3)[:, 2]
+    total = 0.0
+    for g in range(model.ngeom):
+        if int(model.geom_bodyid[g]) in moved:
+            rel = data.geom_xpos[g] - data.site_xpos[site]
+            total += float(np.linalg.norm(rel - axis * float(rel @ axis)))
+    return total
+
+
+def _home(model: mujoco.MjModel, prefix: str, joints: tuple[int, ...]) -> tuple[float, ...]:
+    key = int(mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, prefix + "home"))
+    out = []
+    for j in joints:
+        adr = int(model.jnt_qposadr[j])
+        if key >= 0:
+            out.append(float(model.key_qpos[key, adr]))
+        elif model.jnt_limited[j]:
+            out.append(float(np.mean(model.jnt_range[j])))
+        else:
+            out.append(float(model.qpos0[adr]))
+    return tuple(out)
+
+
+def bind_arm(model: mujoco.MjModel, spec: ArmSpec, prefix: str = "") -> ArmBinding:
+    """Resolve an arm's names (with ``prefix``) in a compiled model; raise ArmSpecError."""
+    file = spec.mjcf.name
+    obj = mujoco.mjtObj
+    site = _lookup(model, obj.mjOBJ_SITE, model.nsite, spec.ee_site, prefix, file, "site")
+    joints, acts = [], []
+    for name in spec.arm_joints:
+        j = _lookup(model, obj.mjOBJ_JOINT, model.njnt, name, prefix, file, "joint")
+        if int(model.jnt_type[j]) not in (mujoco.mjtJoint.mjJNT_HINGE, mujoco.mjtJoint.mjJNT_SLIDE):
+            raise ArmSpecError(f"{file}: joint {name!r} is not a hinge or slide joint")
+        servos = [a for a in _servo_for(model, j) if is_position_servo(model, a)]
+        if not servos:
+            raise ArmSpecError(
+                f"{file}: joint {name!r} has no position actuator (a <position> or a <general> "
+                f"with gainprm[0] = -biasprm[1] and affine bias on this joint)"
+            )
+        joints.append(j)
+        acts.append(servos[0])
+    if not spec.arm_joints:
+        raise ArmSpecError(f"{file}: the spec lists no arm joints")
+    grippers, g_open, g_closed = [], [], []
+    for name in spec.gripper_actuators:
+        a = _lookup(model, obj.mjOBJ_ACTUATOR, model.nu, name, prefix, file, "actuator")
+        if not model.actuator_ctrllimited[a]:
+            raise ArmSpecError(f"{file}: gripper actuator {name!r} has no ctrlrange")
+        if not actuated_joints(model, a):
+            raise ArmSpecError(f"{file}: gripper actuator {name!r} moves no joint")
+        lo, hi = (float(v) for v in model.actuator_ctrlrange[a])
+        opens_high = _spread(model, a, hi, site) >= _spread(model, a, lo, site)
+        grippers.append(a)
+        g_open.append(hi if opens_high else lo)
+        g_closed.append(lo if opens_high else hi)
+    hand = int(model.jnt_bodyid[joints[-1]])
+    site_body = int(model.site_bodyid[site])
+    if site_body not in subtree(model, hand):
+        raise ArmSpecError(f"{file}: site {spec.ee_site!r} is not on the body of the last joint")
+    root = int(model.jnt_bodyid[joints[0]])
+    while (
+        int(model.body_parentid[root]) != 0
+        and int(model.body_jntnum[model.body_parentid[root]]) == 0
+    ):
+        parent = int(model.body_parentid[root])
+        if not (mujoco.mj_id2name(model, obj.mjOBJ_BODY, parent) or "").startswith(prefix):
+            break
+        root = parent
+    return ArmBinding(
+        site_id=site,
+        joint_ids=tuple(joints),
+        qpos_adr=tuple(int(model.jnt_qposadr[j]) for j in joints),
+        dof_adr=tuple(int(model.jnt_dofadr[j]) for j in joints),
+        actuator_ids=tuple(acts),
+        gripper_ids=tuple(grippers),
+        gripper_open=tuple(g_open),
+        gripper_closed=tuple(g_closed),
+        gripper_body_ids=subtree(model, hand),
+        root_body_id=root,
+        home=_home(model, prefix, tuple(joints)),
+    )

@@ -1,0 +1,161 @@
+"""Check that a lab's arm works with the workbench: names, actuators, reach, real pick-and-place.
+
+``check_arm`` is what a lab runs before using its own robot: it loads the MJCF (a malformed file
+is an ArmSpecError naming the file and MuJoCo's line), resolves the spec's names (a wrong name
+is an ArmSpecError listing the names the file has), inspects joints, servos and the gripper,
+measures how much of the check table the end effector reaches pointing down, and runs a few
+seeded pick-and-place trials on it. Problems that do not stop the arm from working are
+messages in the report; ``ArmReport.ok`` is true when there are no errors and every trial
+succeeded.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import mujoco  # type: ignore[import-untyped]
+import numpy as np
+
+from sim.mujoco._arm import ArmBinding, ArmSpec, bind_arm
+from sim.mujoco._compose import compile_spec, compose, load_spec
+from sim.mujoco._gripper import measure_gripper
+from sim.mujoco._ik import Kinematics, down_rotation
+from sim.mujoco._trial import AREA, CHECK_TABLE, TABLE_Z, pick_place_trial, random_layout
+
+RECOMMENDED = {
+    "timestep": 0.002,
+    "integrator": "implicitfast",
+    "cone": "elliptic",
+    "impratio": 10.0,
+}
+REACH_HEIGHTS = (0.03, 0.25)  # grasp-point heights above the table: grasping, carrying
+
+
+@dataclass(frozen=True)
+class ArmReport:
+    arm: str  # the MJCF file name
+    names: dict[str, Any]  # what each spec name resolved to
+    reach: dict[str, Any]  # samples, reached, fraction, area, missed (a few examples)
+    trials: int
+    succeeded: int
+    messages: list[str] = field(default_factory=list)  # "error: ..." or "warning: ..."
+
+    @property
+    def ok(self) -> bool:
+        errors = any(m.startswith("error:") for m in self.messages)
+        return not errors and self.succeeded == self.trials
+
+
+def _name(model: mujoco.MjModel, obj: int, i: int) -> str:
+    return str(mujoco.mj_id2name(model, obj, i) or f"#{i}")
+
+
+def _inspect(
+    model: mujoco.MjModel, spec: ArmSpec, arm: ArmBinding
+) -> tuple[dict[str, Any], list[str]]:
+    obj = mujoco.mjtObj
+    msgs: list[str] = []
+    joints = {}
+    for name, j, a in zip(spec.arm_joints, arm.joint_ids, arm.actuator_ids, strict=True):
+        joints[name] = _name(model, obj.mjOBJ_ACTUATOR, a)
+        if not model.jnt_limited[j]:
+            msgs.append(f"warning: joint {name!r} has no range; the IK cannot keep it in limits")
+        elif model.actuator_ctrllimited[a]:
+            lo, hi = model.actuator_ctrlrange[a] / float(model.actuator_gear[a, 0])
+            jlo, jhi = model.jnt_range[j]
+            if lo > jlo + 1e-6 or hi < jhi - 1e-6:
+                msgs.append(
+                    f"warning: the servo of {name!r} cannot reach the joint's whole "
+                    f"range ({lo:.3f}..{hi:.3f} of {jlo:.3f}..{jhi:.3f})"
+                )
+    grip = measure_gripper(model, arm)
+    if grip.gap_open < 0.03:
+        msgs.append(f"error: the gripper opens only {grip.gap_open * 100:.1f} cm")
+    if grip.gap_closed > 0.01:
+        msgs.append(f"warning: the gripper closes only to {grip.gap_closed * 100:.1f} cm")
+    gripper = {
+        name: {"open": o, "closed": c}
+        for name, o, c in zip(
+            spec.gripper_actuators, arm.gripper_open, arm.gripper_closed, strict=True
+        )
+    }
+    names = {
+        "ee_site": spec.ee_site,
+        "joints": joints,
+        "gripper": gripper,
+        "jaw_gap_cm": [round(grip.gap_closed * 100, 1), round(grip.gap_open * 100, 1)],
+    }
+    return names, msgs
+
+
+def _options(model: mujoco.MjModel, file: str) -> list[str]:
+    opt = model.opt
+    have = {
+        "timestep": float(opt.timestep),
+        "integrator": mujoco.mjtIntegrator(opt.integrator).name.removeprefix("mjINT_").lower(),
+        "cone": mujoco.mjtCone(opt.cone).name.removeprefix("mjCONE_").lower(),
+        "impratio": float(opt.impratio),
+    }
+    return [
+        f"warning: {file} sets {k}={have[k]}; scenes use {v} (the scene's option wins)"
+        for k, v in RECOMMENDED.items()
+        if have[k] != v
+    ]
+
+
+def reach_summary(model: mujoco.MjModel, arm: ArmBinding, n: int = 6) -> dict[str, Any]:
+    """IK from the home posture to grid poses (gripper down) over the check table's area."""
+    kin = Kinematics(model, arm)
+    kin.load(mujoco.MjData(model))
+    jaw = measure_gripper(model, arm).jaw
+    home = np.array(arm.home)
+    (x0, x1), (y0, y1) = AREA
+    samples, reached = 0, 0
+    missed: list[list[float]] = []
+    for h in REACH_HEIGHTS:
+        for x in np.linspace(x0, x1, n):
+            for y in np.linspace(y0, y1, n):
+                for yaw in (0.0, math.pi / 2):
+                    samples += 1
+                    pos = np.array([x, y, TABLE_Z + h])
+                    # parallel jaws are symmetric: yaw and yaw + pi are the same grasp
+                    if any(
+                        kin.solve(home, pos, down_rotation(yaw + flip, jaw), rest=home).ok
+                        for flip in (0.0, math.pi)
+                    ):
+                        reached += 1
+                    elif len(missed) < 5:
+                        missed.append([round(float(v), 3) for v in (*pos, yaw)])
+    return {
+        "area": {"x": list(AREA[0]), "y": list(AREA[1]), "heights": list(REACH_HEIGHTS)},
+        "samples": samples,
+        "reached": reached,
+        "fraction": reached / samples,
+        "missed": missed,
+    }
+
+
+def check_arm(spec: ArmSpec, *, trials: int = 3) -> ArmReport:
+    """Check an arm end to end; raises ArmSpecError for a file or names that cannot work."""
+    file = spec.mjcf.name
+    model = compile_spec(load_spec(spec.mjcf), file)
+    arm = bind_arm(model, spec)
+    names, msgs = _inspect(model, spec, arm)
+    msgs += _options(model, file)
+    scene, bound = compose(CHECK_TABLE, spec)
+    reach = reach_summary(scene, bound)
+    if reach["fraction"] < 0.9:
+        msgs.append(
+            f"error: the gripper reaches only {reach['fraction']:.0%} of the check table's poses"
+        )
+    succeeded = 0
+    for seed in range(trials):
+        result = pick_place_trial(spec, random_layout(np.random.default_rng(seed)))
+        succeeded += result.ok
+        if not result.ok:
+            msgs.append(f"error: pick-and-place trial {seed} failed: {result.reason}")
+    return ArmReport(
+        arm=file, names=names, reach=reach, trials=trials, succeeded=succeeded, messages=msgs
+    )

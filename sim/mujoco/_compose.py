@@ -1,0 +1,112 @@
+"""Put an arm into a scene: attach the arm's MJCF at the scene's mount site with MjSpec.
+
+Both files are parsed with ``mujoco.MjSpec``; the arm's worldbody (its root body, e.g.
+``wb6_base``) is attached at the scene site ``mount_site`` and every arm name gets ``prefix``
+(``arm/`` by default), so two arms, or an arm and a scene that both name a body ``base``, do not
+collide. The scene's ``<option>`` wins over the arm's: scenes must carry the physics options the
+arm files document (timestep 0.002, implicitfast, elliptic cones, impratio 10).
+
+Malformed files raise :class:`ArmSpecError` (a ``ValueError``) with the file name and
+MuJoCo's own message, which carries the line number.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import mujoco  # type: ignore[import-untyped]
+
+from sim.mujoco._arm import ArmBinding, ArmSpec, ArmSpecError, bind_arm
+
+
+def _one_line(exc: Exception) -> str:
+    """MuJoCo's message on one line (it keeps the line number: "... line 12")."""
+    return " ".join(str(exc).split())
+
+
+def _label(source: Path | str) -> str:
+    if isinstance(source, Path):
+        return source.name
+    return "<scene xml>" if source.lstrip().startswith("<") else Path(source).name
+
+
+def load_spec(source: Path | str) -> mujoco.MjSpec:
+    """Parse an MJCF file (a Path or path string) or an XML string into an MjSpec."""
+    label = _label(source)
+    try:
+        if isinstance(source, str) and source.lstrip().startswith("<"):
+            return mujoco.MjSpec.from_string(source)
+        path = Path(source)
+        if not path.is_file():
+            raise ArmSpecError(f"{label}: no such file ({path})")
+        return mujoco.MjSpec.from_file(str(path))
+    except ArmSpecError:
+        raise
+    except (ValueError, RuntimeError) as exc:
+        raise ArmSpecError(f"{label}: {_one_line(exc)}") from exc
+
+
+def compile_spec(spec: mujoco.MjSpec, label: str) -> mujoco.MjModel:
+    """Compile, turning MuJoCo's error into an ArmSpecError that names ``label``."""
+    try:
+        return spec.compile()
+    except (ValueError, RuntimeError) as exc:
+        raise ArmSpecError(f"{label}: {_one_line(exc)}") from exc
+
+
+def compose_spec(
+    scene_xml: Path | str,
+    arm: ArmSpec,
+    *,
+    mount_site: str = "arm_mount",
+    prefix: str = "arm/",
+) -> tuple[mujoco.MjSpec, str]:
+    """The scene with the arm attached, not yet compiled (so a caller can add to it)."""
+    scene = load_spec(scene_xml)
+    child = load_spec(arm.mjcf)
+    if not child.worldbody.first_body():
+        raise ArmSpecError(f"{arm.mjcf.name}: the worldbody has no body to attach")
+    site = scene.site(mount_site)
+    if site is None:
+        sites = [s.name for s in scene.sites if s.name]
+        raise ArmSpecError(
+            f"{_label(scene_xml)}: no site named {mount_site!r} to mount the arm on "
+            f"(sites: {', '.join(sites) or 'none'})"
+        )
+    scene.attach(child, site=site, prefix=prefix)
+    return scene, prefix
+
+
+def add_welds(spec: mujoco.MjSpec, hand_body: str, bodies: Iterable[str]) -> list[str]:
+    """Add an inactive weld from ``hand_body`` to each named body; returns the weld names.
+
+    An optional crutch for handles and knobs: the controller grasps them by friction; a caller
+    that wants a guaranteed hold can activate ``weld/<body>`` (``data.eq_active``) at grasp time.
+    """
+    names = []
+    for body in bodies:
+        name = f"weld/{body}"
+        spec.add_equality(
+            name=name,
+            type=mujoco.mjtEq.mjEQ_WELD,
+            name1=hand_body,
+            name2=body,
+            objtype=mujoco.mjtObj.mjOBJ_BODY,
+            active=False,
+        )
+        names.append(name)
+    return names
+
+
+def compose(
+    scene_xml: Path | str,
+    arm: ArmSpec,
+    *,
+    mount_site: str = "arm_mount",
+    prefix: str = "arm/",
+) -> tuple[mujoco.MjModel, ArmBinding]:
+    """Compile the scene with the arm attached at ``mount_site`` and bind the arm's names."""
+    spec, prefix = compose_spec(scene_xml, arm, mount_site=mount_site, prefix=prefix)
+    model = compile_spec(spec, f"{_label(scene_xml)} + {arm.mjcf.name}")
+    return model, bind_arm(model, arm, prefix)
