@@ -78,7 +78,9 @@ def run(
         click.echo(json.dumps({
             "episode": ep.episode_id, "status": result.status, "ticks": result.ticks,
             "success": result.success, "metrics": result.metrics,
-            "conditions": [{"text": c.text, "value": c.value.value} for c in result.conditions],
+            "conditions": [
+                {"text": c.predicate_text, "value": c.value.value} for c in result.conditions
+            ],
             "videos": ep.video_shas,
         }, indent=2))  # fmt: skip
         return
@@ -206,7 +208,9 @@ def _print_result(
     for c in result.conditions:
         v = c.value.value
         table.add_row(
-            c.text, f"[{style[v]}]{v}[/]", "" if c.witness_tick is None else str(c.witness_tick)
+            c.predicate_text,
+            f"[{style[v]}]{v}[/]",
+            "" if c.witness_tick is None else str(c.witness_tick),
         )
     console.print(table)
     for a in runner.actions:

@@ -1,5 +1,6 @@
 """The episode engine: runner, agents, trace and sinks."""
 
+from sim.episode._admission import admit_scenario
 from sim.episode._agents import Agent, Observation, ReplayAgent, ScriptedAgent
 from sim.episode._build import (
     AGENTS,
@@ -41,6 +42,7 @@ __all__ = [
     "SqliteSink",
     "TickEntry",
     "VideoSink",
+    "admit_scenario",
     "fork_episode",
     "make_world",
     "open_scenario",

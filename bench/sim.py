@@ -1,0 +1,195 @@
+"""bench/sim: the simulation core's speed and the scripted executor's reliability.
+
+Figures (one JSON object on stdout; progress on stderr):
+
+- ``physics``: an engine episode with recording off (the scripted reference of ``stack-three``:
+  controller, perception every tick, hashes, diffs) against a bare ``mj_step`` loop on the same
+  model in the same run, fed the same controls from the same start state. ``throughput_ratio`` =
+  bare time / engine time (goal ≥ 0.9).
+- ``symbolic``: ticks per second of the symbolic mode over every shipped scenario's reference on
+  one core (goal ≥ 1,000).
+- ``render``: offscreen frames per second of the head camera at 640×480 (MuJoCo, EGL).
+- ``episode_video``: wall time of a 300-tick physics episode recorded to SQLite with the head
+  camera encoded to H.264 (the whole trace path).
+- ``pick_place``: ``bench/sim_pick.py`` — success over seeded random layouts (goal ≥ 98 %).
+
+    MUJOCO_GL=egl python bench/sim.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+# The repository first: this file is bench/sim.py and would shadow the `sim` package.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+os.environ.setdefault("MUJOCO_GL", "egl")
+
+import mujoco
+import numpy as np
+
+from sim.episode import (
+    EpisodeRunner,
+    ScriptedAgent,
+    SqliteSink,
+    VideoSink,
+    make_world,
+    open_scenario,
+)
+from sim.scenario._shipped import shipped
+from storage import Project
+
+
+def _log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def physics_throughput(name: str = "stack-three", repeats: int = 3) -> dict[str, Any]:
+    """Engine vs bare mj_step on identical controls; best of ``repeats`` for each."""
+    bound = open_scenario(name)
+    engine_s, bare_s = [], []
+    ticks = steps = 0
+    for _ in range(repeats):
+        world: Any = make_world(bound, "physics")
+        runner = EpisodeRunner(world, bound, ScriptedAgent(bound.reference), anomalies=False)
+        runner.start()
+        start_state = world.snapshot()
+        controls: list[np.ndarray] = []
+        step = world.controller.step
+
+        def recording_step(data: Any, _step: Any = step, _out: list[Any] = controls) -> None:
+            _step(data)
+            _out.append(data.ctrl.copy())
+
+        # record the controls the engine applies (outside the timed run)
+        world.controller.step = recording_step
+        runner.run()
+        world.controller.step = step
+        ticks = runner.tick
+        substeps = world._substeps
+        steps = len(controls) * substeps
+
+        world.restore(start_state)
+        t0 = time.perf_counter()
+        runner2 = EpisodeRunner(world, bound, ScriptedAgent(bound.reference), anomalies=False)
+        runner2.start()
+        runner2.run()
+        engine_s.append(time.perf_counter() - t0)
+        assert runner2.hashes == runner.hashes, "engine run not deterministic"
+
+        world.restore(start_state)
+        model, data = world.model, world.data
+        t0 = time.perf_counter()
+        for c in controls:
+            data.ctrl[:] = c
+            mujoco.mj_step(model, data, substeps)
+        bare_s.append(time.perf_counter() - t0)
+        world.close()
+    engine, bare = min(engine_s), min(bare_s)
+    return {
+        "scenario": name,
+        "ticks": ticks,
+        "mj_steps": steps,
+        "engine_s": round(engine, 3),
+        "bare_mj_step_s": round(bare, 3),
+        "throughput_ratio": round(bare / engine, 3),
+        "engine_us_per_tick": round(1e6 * engine / ticks, 1),
+        "bare_us_per_tick": round(1e6 * bare / ticks, 1),
+        "goal": 0.9,
+    }
+
+
+def symbolic_rate(min_seconds: float = 2.0) -> dict[str, Any]:
+    bounds = [open_scenario(n) for n in shipped()]
+    ticks, episodes = 0, 0
+    t0 = time.process_time()
+    while time.process_time() - t0 < min_seconds:
+        for bound in bounds:
+            world = make_world(bound, "symbolic")
+            runner = EpisodeRunner(world, bound, ScriptedAgent(bound.reference), anomalies=False)
+            runner.run()
+            ticks += runner.tick
+            episodes += 1
+    cpu = time.process_time() - t0
+    return {
+        "episodes": episodes,
+        "ticks": ticks,
+        "cpu_s": round(cpu, 2),
+        "ticks_per_cpu_s": round(ticks / cpu),
+        "goal": 1000,
+    }
+
+
+def render_fps(n: int = 60) -> dict[str, Any]:
+    bound = open_scenario("cheeseburger")
+    world = make_world(bound, "physics")
+    world.reset(bound.scenario.seed)
+    world.render("head", 640, 480)  # context creation outside the timing
+    out = {}
+    for cam in ("head", "top"):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            world.render(cam, 640, 480)
+        out[cam] = round(n / (time.perf_counter() - t0), 1)
+    world.close()
+    return {"size": [640, 480], "fps": out, "gl": os.environ.get("MUJOCO_GL")}
+
+
+def episode_with_video(ticks: int = 300, name: str = "cheeseburger") -> dict[str, Any]:
+    bound = open_scenario(name)
+    with tempfile.TemporaryDirectory() as tmp, Project.create(Path(tmp) / "p") as project:
+        world = make_world(bound, "physics")
+        db = SqliteSink(project, agent="scripted", mode="physics")
+        video = VideoSink("head", db=db)
+        runner = EpisodeRunner(
+            world, bound, ScriptedAgent(bound.reference), sinks=[db, video], end_tick=ticks
+        )
+        t0 = time.perf_counter()
+        runner.run()
+        seconds = time.perf_counter() - t0
+        world.close()
+        frames = project.episodes.artifacts(db.episode_id or "")[0].frames
+    return {
+        "scenario": name,
+        "ticks": ticks,
+        "frames": frames,
+        "seconds": round(seconds, 2),
+        "ms_per_tick": round(1000 * seconds / ticks, 1),
+        "sim_seconds": round(ticks * bound.scenario.delta, 1),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="20 pick-and-place trials, 1 repeat")
+    args = parser.parse_args()
+    from bench.sim_pick import pick_place_success
+
+    out: dict[str, Any] = {"bench": "sim"}
+    _log("physics throughput …")
+    out["physics"] = physics_throughput(repeats=1 if args.quick else 3)
+    _log(json.dumps(out["physics"]))
+    _log("symbolic …")
+    out["symbolic"] = symbolic_rate(0.5 if args.quick else 2.0)
+    _log(json.dumps(out["symbolic"]))
+    _log("render …")
+    out["render"] = render_fps(20 if args.quick else 60)
+    _log(json.dumps(out["render"]))
+    _log("300-tick episode with video …")
+    out["episode_video"] = episode_with_video()
+    _log(json.dumps(out["episode_video"]))
+    _log("pick and place …")
+    pick = pick_place_success(n=20 if args.quick else 200)
+    pick.pop("failures", None)
+    out["pick_place"] = pick
+    print(json.dumps(out, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,92 @@
+"""Offscreen views of a physics world: one cached renderer per image size, named cameras.
+
+Creating a ``mujoco.Renderer`` opens a GL context, which costs far more than a frame, so renderers
+are kept per (width, height) until :meth:`Views.close`. The GL backend is chosen when mujoco is
+first imported (``MUJOCO_GL=egl`` headless, as the Makefile sets for tests). Heaters that are on
+glow: a geom named ``<object>_glow`` is drawn bright while the object's ``on`` attribute holds.
+"""
+
+from __future__ import annotations
+
+import mujoco  # type: ignore[import-untyped]
+import numpy as np
+from numpy.typing import NDArray
+
+from sim.mujoco._arm import subtree
+from sim.mujoco._index import SceneIndex
+from sim.world._graph import SceneGraph
+
+GLOW = np.array([1.0, 0.35, 0.05, 1.0], dtype=np.float32)
+
+
+class Views:
+    def __init__(self, scene: SceneIndex) -> None:
+        self.scene = scene
+        self.model = scene.model
+        self._renderers: dict[tuple[int, int], mujoco.Renderer] = {}
+        self.cameras = self._camera_ids()
+        self._glow = {
+            oid: g
+            for oid in scene.ids
+            if (g := mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_GEOM, f"{oid}_glow")) >= 0
+        }
+
+    def render(
+        self, data: mujoco.MjData, graph: SceneGraph, camera: str, width: int, height: int
+    ) -> NDArray[np.uint8]:
+        cam = self.cameras.get(camera)
+        if cam is None:
+            raise ValueError(f"no camera {camera!r} (cameras: {', '.join(self.cameras)})")
+        vis = self.model.vis.global_
+        if width > vis.offwidth or height > vis.offheight:
+            raise ValueError(f"{width}x{height} exceeds the {vis.offwidth}x{vis.offheight} limit")
+        key = (width, height)
+        renderer = self._renderers.get(key)
+        if renderer is None:
+            try:
+                renderer = mujoco.Renderer(self.model, height, width)
+            except Exception as exc:  # GL context failures come as several exception types
+                raise RuntimeError(
+                    f"cannot open an offscreen GL context ({exc}); headless, set MUJOCO_GL=egl"
+                ) from exc
+            self._renderers[key] = renderer
+        renderer.update_scene(data, camera=cam)
+        self._light_heaters(renderer, graph)
+        out: NDArray[np.uint8] = renderer.render()
+        return out
+
+    def close(self) -> None:
+        for r in self._renderers.values():
+            r.close()
+        self._renderers.clear()
+
+    def _light_heaters(self, renderer: mujoco.Renderer, graph: SceneGraph) -> None:
+        lit = {
+            g
+            for oid, g in self._glow.items()
+            if oid in graph.nodes and graph.nodes[oid].attrs.get("on")
+        }
+        if not lit:
+            return
+        scn = renderer.scene
+        for k in range(scn.ngeom):
+            geom = scn.geoms[k]
+            if geom.objtype == mujoco.mjtObj.mjOBJ_GEOM and geom.objid in lit:
+                geom.rgba[:] = GLOW
+                geom.emission = 0.6
+
+    def _camera_ids(self) -> dict[str, int]:
+        """World cameras by name; ``wrist`` is the first camera on the arm (``arm/wrist_cam``)."""
+        model = self.model
+        arm_bodies = subtree(model, self.scene.arm.root_body_id)
+        out: dict[str, int] = {}
+        wrist: list[tuple[bool, int]] = []
+        for c in range(model.ncam):
+            name = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_CAMERA, c) or ""
+            if int(model.cam_bodyid[c]) in arm_bodies:
+                wrist.append(("wrist" not in name, c))
+            elif name:
+                out[name] = c
+        if wrist:
+            out["wrist"] = min(wrist)[1]
+        return out

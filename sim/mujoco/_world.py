@@ -1,0 +1,212 @@
+"""The MuJoCo tabletop world: physics underneath, the shared semantic surface on top.
+
+:class:`PhysicsWorld` implements :class:`sim.world.World`. Its scene graph is perceived from
+contacts and geometry after every tick; accepted actions are carried out by the arm
+:class:`~sim.mujoco._controller.Controller` over many physics steps (``delta`` seconds per tick,
+the controller stepped every ``control_period``). The world itself owns only what physics does
+not model: cooking levels, drift anomalies, which objects are parked off-table, and the action
+in progress. Everything that determines the future is in :meth:`snapshot`, so a restored world
+continues bit-identically and :meth:`state_hash` can prove it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import mujoco  # type: ignore[import-untyped]
+import numpy as np
+
+from sim.mujoco._anomaly import apply_drifts, inject
+from sim.mujoco._arm import WB6, ArmSpec
+from sim.mujoco._controller import Controller
+from sim.mujoco._index import SceneIndex, scene_index
+from sim.mujoco._perceive import perceive
+from sim.mujoco._placing import arm_home, park, place_all, set_attrs
+from sim.mujoco._render import Views
+from sim.mujoco._skills import effect_missing, start_skill
+from sim.mujoco._state import WorldState, digest, from_snapshot, to_snapshot
+from sim.world._actions import Action, Check, Verdict
+from sim.world._graph import SceneGraph
+from sim.world._layout import Layout, sample_layout
+from sim.world._protocol import Anomaly, Outcome, TickReport
+from sim.world._rules import check, heat_step
+
+SETTLE_SECONDS = 0.5
+
+
+class PhysicsWorld:
+    """A :class:`sim.world.World` simulated with MuJoCo; see the module docstring."""
+
+    mode = "physics"
+    cameras: tuple[str, ...] = ("head", "wrist", "top", "front")
+
+    def __init__(
+        self,
+        family: str,
+        layout: Layout,
+        *,
+        arm: ArmSpec = WB6,
+        delta: float = 0.1,
+        control_period: float = 0.02,
+    ) -> None:
+        self.family, self.layout, self.delta = family, layout, delta
+        self.scene: SceneIndex = scene_index(family, arm)
+        self.model = self.scene.model
+        dt = float(self.model.opt.timestep)
+        self._substeps = max(1, round(control_period / dt))
+        self._periods = max(1, round(delta / (self._substeps * dt)))
+        self.info = self.scene.info
+        self.data = mujoco.MjData(self.model)
+        arm_home(self.scene, self.data)
+        mujoco.mj_forward(self.model, self.data)
+        self.controller = Controller(self.model, self.scene.arm)
+        self._idle_controller = self.controller.state()
+        self._views: Views | None = None
+        self.s = WorldState()
+        self._graph = self._perceive()  # the MJCF's default arrangement until reset()
+
+    # -- World protocol ----------------------------------------------------------------------
+    def reset(self, seed: int) -> SceneGraph:
+        model, scene = self.model, self.scene
+        placed = sample_layout(self.layout, scene.info, seed)
+        data = self.data
+        mujoco.mj_resetData(model, data)
+        self.controller.restore(self._idle_controller)
+        arm_home(scene, data)
+        extra = set_attrs(scene, data, self.layout.attrs)
+        parked = sorted(
+            o for i, o in enumerate(scene.ids) if scene.free_qadr[i] >= 0 and o not in placed
+        )
+        park(scene, data, parked)
+        place_all(scene, data, placed)
+        mujoco.mj_forward(model, data)
+        mujoco.mj_step(model, data, round(SETTLE_SECONDS / float(model.opt.timestep)))
+        data.time = 0.0
+        mujoco.mj_forward(model, data)
+        self.s = WorldState(extra=extra, parked=set(parked))
+        self._graph = self._perceive()
+        return self._graph
+
+    @property
+    def graph(self) -> SceneGraph:
+        return self._graph
+
+    @property
+    def tick_index(self) -> int:
+        return self.s.tick
+
+    @property
+    def busy(self) -> bool:
+        return self.s.verdict is not None
+
+    def submit(self, action: Action) -> Verdict:
+        """Accept and start, or reject without touching anything (not even the controller)."""
+        if self.s.verdict is not None:
+            doing = self.s.verdict.action.describe()
+            return Verdict(
+                action, False, None, (Check("busy", f"the arm is still carrying out {doing}"),)
+            )
+        verdict = check(self._graph, action)
+        if not verdict.accepted:
+            return verdict
+        g = verdict.grounded
+        if action.verb.value == "pick" and g is not None and g.obj is not None:
+            node = self._graph.nodes[g.obj]
+            self.s.picked_from[g.obj] = (node.pos[0], node.pos[1])
+        self.s.skill = start_skill(
+            self.controller, self.data, self.scene, self._graph, verdict, self.s.picked_from
+        )
+        self.s.verdict, self.s.started = verdict, self.s.tick
+        self.s.wait_left = action.ticks if action.verb.value == "wait" else 0
+        return verdict
+
+    def tick(self) -> TickReport:
+        model, data, ctl = self.model, self.data, self.controller
+        for _ in range(self._periods):
+            ctl.step(data)
+            mujoco.mj_step(model, data, self._substeps)
+        if self.s.drifts:
+            apply_drifts(self.scene, data, self.s.drifts, self._graph.held(), self.delta)
+        mujoco.mj_forward(model, data)
+        self.s.tick += 1
+        self._graph = self._cook(self._perceive())
+        finished = self._finish_action()
+        return TickReport(self.s.tick, self._controller_report(), finished)
+
+    def inject(self, anomaly: Anomaly) -> None:
+        if anomaly.obj not in self._graph.nodes:
+            return  # as in the symbolic mode: an anomaly on an absent object does nothing
+        inject(self.scene, self.data, anomaly, self.s)
+        mujoco.mj_forward(self.model, self.data)
+        self._graph = self._perceive()
+
+    def render(self, camera: str, width: int = 640, height: int = 480) -> np.ndarray:
+        if self._views is None:
+            self._views = Views(self.scene)
+        return self._views.render(self.data, self._graph, camera, width, height)
+
+    def snapshot(self) -> dict[str, Any]:
+        return to_snapshot(self.model, self.data, self.controller.state(), self.s)
+
+    def restore(self, snapshot: dict[str, Any]) -> None:
+        ctl_state, self.s = from_snapshot(self.model, self.data, snapshot)
+        self.controller.restore(ctl_state)
+        mujoco.mj_forward(self.model, self.data)
+        self._graph = self._perceive()
+
+    def state_hash(self) -> str:
+        return digest(self.model, self.data, self.controller.state(), self.s)
+
+    def close(self) -> None:
+        if self._views is not None:
+            self._views.close()
+            self._views = None
+
+    # -- internals ---------------------------------------------------------------------------
+    def _perceive(self) -> SceneGraph:
+        return perceive(
+            self.model,
+            self.data,
+            self.scene,
+            self.s.tick,
+            self.s.extra,
+            absent=frozenset(self.s.parked),
+        )
+
+    def _cook(self, graph: SceneGraph) -> SceneGraph:
+        """Integrate cooking over the tick (the world owns the levels; physics has no heat)."""
+        levels = heat_step(graph, self.delta)
+        if not levels:
+            return graph
+        nodes = dict(graph.nodes)
+        for obj, level in sorted(levels.items()):
+            level = round(level, 6)
+            self.s.extra.setdefault(obj, {})["cooked"] = level
+            nodes[obj] = replace(nodes[obj], attrs={**nodes[obj].attrs, "cooked": level})
+        return graph.replace(nodes=nodes)
+
+    def _controller_report(self) -> dict[str, Any]:
+        ctl = self.controller
+        return {"skill": self.s.skill or None, "phase": ctl.phase, "busy": self.busy}
+
+    def _finish_action(self) -> Outcome | None:
+        s = self.s
+        verdict = s.verdict
+        if verdict is None:
+            return None
+        if s.skill == "":
+            s.wait_left -= 1
+            if s.wait_left > 0:
+                return None
+            result = "ok"
+        elif self.controller.busy:
+            return None
+        else:
+            result = self.controller.outcome or "ok"
+            if result == "ok":
+                missing = effect_missing(self._graph, verdict)
+                if missing:
+                    result = f"failed: {missing}"
+        s.verdict, s.skill, s.wait_left = None, "", 0
+        return Outcome(verdict, result, s.started, s.tick)
