@@ -172,6 +172,11 @@ def check(mjcf: Path, ee_site: str, arm_joints: str, gripper: str, trials: int) 
     except (ArmSpecError, ValueError) as e:
         click.secho(f"error: {e}", fg="red", err=True)
         sys.exit(2)
+    joints = ", ".join(spec.arm_joints)
+    click.echo(f"arm: {report.arm} · {len(spec.arm_joints)} joints ({joints}) · site {ee_site}")
+    r = report.reach
+    click.echo(f"reach: {r['reached']}/{r['samples']} check-table poses ({r['fraction']:.0%})")
+    click.echo(f"pick-and-place: {report.succeeded}/{report.trials} trials succeeded")
     for line in report.messages:
         click.echo(line)
     if report.ok:
