@@ -50,11 +50,14 @@ def export(project_dir: Path, fmt: str, out: Path | None) -> None:
 @click.command()
 @project_option
 @click.option("--seed", default=0, show_default=True, help="Seed for the generated content.")
-def demo(project_dir: Path, seed: int) -> None:
-    """Generate demo cases with our own renderer and import them into a project."""
+@click.option("--no-sim", is_flag=True, help="Skip the MuJoCo rollouts and episodes (faster).")
+def demo(project_dir: Path, seed: int, no_sim: bool) -> None:
+    """Generate demo cases and episodes with our own renderers and import them into a project."""
     from sim import build_demo_project
 
-    report = build_demo_project(project_dir, seed=seed, progress=lambda m: click.echo(m, err=True))
+    report = build_demo_project(
+        project_dir, seed=seed, progress=lambda m: click.echo(m, err=True), simulate=not no_sim
+    )
     click.echo(report.summary())
 
 

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
 from sim.episode._agents import Agent, ReplayAgent, ScriptedAgent
 from sim.episode._runner import EpisodeRunner, Sink
 from sim.episode._sinks import SqliteSink, VideoSink
-from sim.scenario import BoundScenario, ScenarioError, bind
+from sim.scenario import BoundScenario, ScenarioError, bind, schedule_from_json
 from sim.scenario._shipped import resolve
 from sim.world import Action, SceneInfo, World
 from storage import EpisodeRecord, Project
@@ -124,6 +124,11 @@ def recorded(
             f"{source}: the scenario changed since episode {ep.id[:8]} was recorded "
             "(its digest differs); replay needs the file it ran with"
         )
+    if "anomaly_schedule" in ep.config:  # the schedule the episode actually ran with
+        ids = {p.obj for p in bound.layout.placements} | set(
+            scene_info(bound.scenario.family).objects
+        )
+        bound = replace(bound, anomalies=schedule_from_json(ep.config["anomaly_schedule"], ids))
     decisions = [
         (a.tick, Action.from_json(json.loads(a.action_json)))
         for a in project.episodes.actions(ep.id)

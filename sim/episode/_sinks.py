@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sim.episode._trace import ActionEntry, AnomalyEntry, EpisodeResult, TickEntry
+from sim.scenario import schedule_to_json
 from sim.synthetic import Mp4Writer
 from storage import (
     ActionRecord,
@@ -93,7 +94,11 @@ class SqliteSink:
                 s.contract.to_json(), sort_keys=True, separators=(",", ":"), ensure_ascii=False
             ),
             contract_hash=s.contract.digest,
-            config={"source": s.source, **self.config},
+            config={
+                "source": s.source,
+                "anomaly_schedule": schedule_to_json(runner.schedule),
+                **self.config,
+            },
             parent_id=self.parent_id,
             fork_tick=self.fork_tick,
             reference=self.reference,

@@ -49,6 +49,8 @@ class Controller:
         # Feed gravity forward through the servo targets unless the model compensates it.
         self._feedforward = not any(model.body_gravcomp[b] for b in self.world.arm_bodies)
         self._bias = np.zeros(model.nv)
+        self._written: tuple[Any, ...] | None = None  # targets last written to ...
+        self._written_to: mujoco.MjData | None = None  # ... this data
         self._s: dict[str, Any] = {
             "version": STATE_VERSION,
             "skill": None,
@@ -108,12 +110,17 @@ class Controller:
     def state(self) -> dict[str, Any]:
         return copy.deepcopy(self._s)
 
+    def state_view(self) -> dict[str, Any]:
+        """The live state, uncopied: for hashing and serialising only, never to mutate."""
+        return self._s
+
     def restore(self, state: dict[str, Any]) -> None:
         if state.get("version") != STATE_VERSION:
             raise ValueError(
                 f"controller state version {state.get('version')!r} is not {STATE_VERSION}"
             )
         self._s = copy.deepcopy(state)
+        self._written = None
 
     def step(self, data: mujoco.MjData) -> None:
         """Advance by one control period and write the arm and gripper controls."""
@@ -273,6 +280,10 @@ class Controller:
 
     def _write(self, data: mujoco.MjData) -> None:
         s = self._s
+        key = (tuple(s["q_ref"]), float(s["grip"]))
+        if key == self._written and data is self._written_to:
+            return  # targets unchanged (an idle arm): the controls already hold them
+        self._written, self._written_to = key, data
         q = np.array(s["q_ref"])
         ctrl = self._gear * q
         if self._feedforward:

@@ -49,6 +49,9 @@ class Views:
                 raise RuntimeError(
                     f"cannot open an offscreen GL context ({exc}); headless, set MUJOCO_GL=egl"
                 ) from exc
+            # Planar reflections double the cost of a frame under software GL (llvmpipe) and
+            # add nothing a rater needs; shadows stay: they show contact and height.
+            renderer.scene.flags[mujoco.mjtRndFlag.mjRND_REFLECTION] = False
             self._renderers[key] = renderer
         renderer.update_scene(data, camera=cam)
         self._light_heaters(renderer, graph)

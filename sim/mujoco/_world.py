@@ -128,7 +128,10 @@ class PhysicsWorld:
             mujoco.mj_step(model, data, self._substeps)
         if self.s.drifts:
             apply_drifts(self.scene, data, self.s.drifts, self._graph.held(), self.delta)
-        mujoco.mj_forward(model, data)
+        # Poses and contacts of the state just reached, for perception. Not mj_forward: a solver
+        # pass here costs as much as a step and would change nothing the next step uses.
+        mujoco.mj_kinematics(model, data)
+        mujoco.mj_collision(model, data)
         self.s.tick += 1
         self._graph = self._cook(self._perceive())
         finished = self._finish_action()
@@ -147,7 +150,7 @@ class PhysicsWorld:
         return self._views.render(self.data, self._graph, camera, width, height)
 
     def snapshot(self) -> dict[str, Any]:
-        return to_snapshot(self.model, self.data, self.controller.state(), self.s)
+        return to_snapshot(self.model, self.data, self.controller.state_view(), self.s)
 
     def restore(self, snapshot: dict[str, Any]) -> None:
         ctl_state, self.s = from_snapshot(self.model, self.data, snapshot)
@@ -156,7 +159,7 @@ class PhysicsWorld:
         self._graph = self._perceive()
 
     def state_hash(self) -> str:
-        return digest(self.model, self.data, self.controller.state(), self.s)
+        return digest(self.model, self.data, self.controller.state_view(), self.s)
 
     def close(self) -> None:
         if self._views is not None:

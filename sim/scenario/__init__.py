@@ -1,6 +1,13 @@
 """Scenario files: format, validation, binding to a scene, the shipped set."""
 
-from sim.scenario._bind import BoundScenario, ReferenceStep, ScheduledAnomaly, bind
+from sim.scenario._bind import (
+    BoundScenario,
+    ReferenceStep,
+    ScheduledAnomaly,
+    bind,
+    schedule_from_json,
+    schedule_to_json,
+)
 from sim.scenario._format import FORMAT, Scenario, ScenarioError, load_scenario, parse_scenario
 
 __all__ = [
@@ -13,4 +20,6 @@ __all__ = [
     "bind",
     "load_scenario",
     "parse_scenario",
+    "schedule_from_json",
+    "schedule_to_json",
 ]

@@ -132,3 +132,32 @@ def _predicate(d: Any, where: str, known: set[str], source: str) -> Any:
         return parse_predicate(d, where=where, known_ids=known)
     except ValueError as e:
         raise ScenarioError(f"{source}: {e}") from None
+
+
+def schedule_to_json(schedule: tuple[ScheduledAnomaly, ...]) -> list[dict[str, Any]]:
+    """An anomaly schedule as stored with an episode (hidden from agents, kept for replay)."""
+    return [{**a.anomaly.to_json(), **a.trigger} for a in schedule]
+
+
+def schedule_from_json(
+    items: list[dict[str, Any]], known_ids: set[str]
+) -> tuple[ScheduledAnomaly, ...]:
+    """The inverse of :func:`schedule_to_json`."""
+    out = []
+    for i, d in enumerate(items):
+        when = d.get("when")
+        pred = (
+            parse_predicate(when, where=f"anomalies[{i}].when", known_ids=known_ids)
+            if when
+            else None
+        )
+        anomaly = Anomaly(
+            d["kind"],
+            d["obj"],
+            tuple(d.get("offset", (0.0, 0.0, 0.0))),  # type: ignore[arg-type]
+            tuple(d.get("velocity", (0.0, 0.0))),
+            d.get("axis", "x"),  # type: ignore[arg-type]
+        )
+        trigger = {"at_tick": d["at_tick"]} if d.get("at_tick") is not None else {"when": when}
+        out.append(ScheduledAnomaly(i, anomaly, d.get("at_tick"), pred, trigger))
+    return tuple(out)
