@@ -44,6 +44,10 @@ def list_scenarios() -> None:
 @click.option("--video", "videos", multiple=True, metavar="CAM",
               help="Record this camera (head, wrist, top, front); repeatable.")  # fmt: skip
 @click.option("--seed", type=int, default=None, help="Layout seed (default: the scenario's).")
+@click.option(
+    "--arm", default="wb6", show_default=True, type=click.Choice(["wb6", "lab7"]),
+    help="The arm: ours (6 joints) or lab7 (7 joints, written differently).",
+)  # fmt: skip
 @click.option("--no-anomalies", is_flag=True, help="Skip the scenario's anomaly schedule.")
 @click.option("--reference", is_flag=True, help="Store as the scenario's reference episode.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
@@ -54,6 +58,7 @@ def run(
     mode: str,
     videos: tuple[str, ...],
     seed: int | None,
+    arm: str,
     no_anomalies: bool,
     reference: bool,
     as_json: bool,
@@ -68,7 +73,7 @@ def run(
     with Project.open_or_create(project_dir) as project:
         ep = run_episode(
             bound, mode=mode, agent=agent, seed=seed, project=project, videos=videos,
-            anomalies=not no_anomalies, reference=reference,
+            anomalies=not no_anomalies, reference=reference, arm=arm,
         )  # fmt: skip
     result = ep.runner.result
     assert result is not None

@@ -4,6 +4,7 @@ from sim.episode._admission import admit_scenario
 from sim.episode._agents import Agent, Observation, ReplayAgent, ScriptedAgent
 from sim.episode._build import (
     AGENTS,
+    ARMS,
     MODES,
     Episode,
     ReplayReport,
@@ -25,6 +26,7 @@ from sim.episode._trace import (
 
 __all__ = [
     "AGENTS",
+    "ARMS",
     "MODES",
     "RUN_STATUSES",
     "ActionEntry",

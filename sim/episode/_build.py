@@ -23,6 +23,7 @@ from storage import EpisodeRecord, Project
 
 MODES = ("physics", "symbolic")
 AGENTS = ("scripted",)
+ARMS = ("wb6", "lab7")  # the project's arm and a differently built 7-joint one
 
 
 @cache
@@ -38,11 +39,16 @@ def open_scenario(ref: str) -> BoundScenario:
     return bind(scenario, scene_info(scenario.family), source=source)
 
 
-def make_world(bound: BoundScenario, mode: str) -> World:
+def make_world(bound: BoundScenario, mode: str, *, arm: str = "wb6") -> World:
     if mode == "physics":
-        from sim.mujoco import PhysicsWorld
+        from sim.mujoco import LAB7, WB6, PhysicsWorld
 
-        return PhysicsWorld(bound.scenario.family, bound.layout, delta=bound.scenario.delta)
+        if arm not in ARMS:
+            raise ValueError(f"arm must be one of {', '.join(ARMS)}, not {arm!r}")
+        spec = {"wb6": WB6, "lab7": LAB7}[arm]
+        return PhysicsWorld(
+            bound.scenario.family, bound.layout, arm=spec, delta=bound.scenario.delta
+        )
     if mode == "symbolic":
         from sim.symbolic import SymbolicWorld
 
@@ -76,13 +82,14 @@ def run_episode(
     video_size: tuple[int, int] = (640, 480),
     anomalies: bool = True,
     reference: bool = False,
+    arm: str = "wb6",
 ) -> Episode:
     """Run one episode to the end, recording into ``project`` when given."""
-    world = make_world(bound, mode)
+    world = make_world(bound, mode, arm=arm)
     sinks: list[Sink] = []
     db: SqliteSink | None = None
     if project is not None:
-        config: dict[str, Any] = {"anomalies": anomalies, "videos": list(videos)}
+        config: dict[str, Any] = {"anomalies": anomalies, "videos": list(videos), "arm": arm}
         db = SqliteSink(project, agent=agent, mode=mode, reference=reference, config=config)
         sinks.append(db)
     video_sinks = [VideoSink(cam, size=video_size, db=db) for cam in videos]
@@ -140,7 +147,7 @@ def replay_episode(project: Project, episode_id: str) -> ReplayReport:
     """Re-run a stored episode from its seed and recorded decisions; compare every hash."""
     ep, bound, decisions = recorded(project, episode_id)
     expected = project.episodes.hashes(ep.id)
-    world = make_world(bound, ep.mode.value)
+    world = make_world(bound, ep.mode.value, arm=str(ep.config.get("arm", "wb6")))
     runner = EpisodeRunner(
         world,
         bound,
@@ -186,7 +193,8 @@ def fork_episode(
     ep, bound, decisions = recorded(project, episode_id)
     if not 0 <= tick <= ep.ticks:
         raise ValueError(f"tick {tick} is outside episode {ep.id[:8]} (0–{ep.ticks})")
-    world = make_world(bound, ep.mode.value)
+    arm = str(ep.config.get("arm", "wb6"))
+    world = make_world(bound, ep.mode.value, arm=arm)
     replay = ReplayAgent(decisions, until=ep.ticks)
     snap = project.episodes.snapshot_at_or_before(ep.id, tick)
     runner = EpisodeRunner(
@@ -203,7 +211,11 @@ def fork_episode(
         project,
         agent=agent,
         mode=ep.mode.value,
-        config={"anomalies": ep.config.get("anomalies", True), "forked_from": ep.id},
+        config={
+            "anomalies": ep.config.get("anomalies", True),
+            "forked_from": ep.id,
+            "arm": arm,
+        },
         parent_id=ep.id,
         fork_tick=tick,
     )

@@ -111,12 +111,24 @@ class PhysicsWorld:
         if not verdict.accepted:
             return verdict
         g = verdict.grounded
+        before = self.controller.state()
+        picked_from = dict(self.s.picked_from)
         if action.verb.value == "pick" and g is not None and g.obj is not None:
             node = self._graph.nodes[g.obj]
-            self.s.picked_from[g.obj] = (node.pos[0], node.pos[1])
-        self.s.skill = start_skill(
-            self.controller, self.data, self.scene, self._graph, verdict, self.s.picked_from
+            picked_from[g.obj] = (node.pos[0], node.pos[1])
+        skill = start_skill(
+            self.controller, self.data, self.scene, self._graph, verdict, picked_from
         )
+        outcome = self.controller.outcome
+        if skill and not self.controller.busy and outcome and outcome.startswith("failed"):
+            # The arm cannot do it (out of reach, too wide to grasp): planning failed before
+            # anything moved. That is a failed precondition of this arm, so it is a rejection
+            # and, like every rejection, leaves the world exactly as it was.
+            self.controller.restore(before)
+            why = outcome.removeprefix("failed: ")
+            return Verdict(action, False, g, (Check("feasible", f"the arm cannot: {why}"),))
+        self.s.picked_from = picked_from
+        self.s.skill = skill
         self.s.verdict, self.s.started = verdict, self.s.tick
         self.s.wait_left = action.ticks if action.verb.value == "wait" else 0
         return verdict
