@@ -48,7 +48,7 @@ class PhysicsWorld:
         *,
         arm: ArmSpec = WB6,
         delta: float = 0.1,
-        control_period: float = 0.02,
+        control_period: float = 0.05,
     ) -> None:
         self.family, self.layout, self.delta = family, layout, delta
         self.scene: SceneIndex = scene_index(family, arm)
@@ -56,6 +56,12 @@ class PhysicsWorld:
         dt = float(self.model.opt.timestep)
         self._substeps = max(1, round(control_period / dt))
         self._periods = max(1, round(delta / (self._substeps * dt)))
+        if abs(self._periods * self._substeps * dt - delta) > 1e-9:
+            # e.g. Δ = 0.13 s with a 50 ms control period: the tick would silently be 0.15 s
+            self._substeps = max(1, round(delta / dt))
+            self._periods = 1
+            if abs(self._substeps * dt - delta) > 1e-9:
+                raise ValueError(f"delta {delta} s is not a whole number of {dt} s physics steps")
         self.info = self.scene.info
         self.data = mujoco.MjData(self.model)
         arm_home(self.scene, self.data)

@@ -87,6 +87,13 @@ class Scenario(_Strict):
     anomalies: tuple[AnomalySpec, ...] = ()
     notes: str = ""
 
+    @field_validator("delta")
+    @classmethod
+    def _whole_steps(cls, v: float) -> float:
+        if abs(round(v / 0.01) * 0.01 - v) > 1e-9:
+            raise ValueError("must be a multiple of 0.01 s (whole physics steps)")
+        return v
+
     @property
     def digest(self) -> str:
         blob = json.dumps(self.model_dump(mode="json", by_alias=True), sort_keys=True)

@@ -82,9 +82,31 @@ class LayoutError(ValueError):
     """A layout that cannot be realised (unknown object, no room)."""
 
 
+RESTARTS = 50  # whole-layout redraws before a crowded layout is declared impossible
+
+
 def sample_layout(layout: Layout, info: SceneInfo, seed: int) -> dict[str, Placed]:
-    """Draw a start arrangement; deterministic for a seed. Raises :class:`LayoutError`."""
-    rng = np.random.default_rng(seed)
+    """Draw a start arrangement; deterministic for a seed. Raises :class:`LayoutError`.
+
+    Objects are placed in order by rejection sampling; when one finds no room (the earlier
+    ones happened to spread out), the whole layout is redrawn from the next stream of the same
+    seed, so a seed always gives the same arrangement and crowded layouts still succeed.
+    """
+    error: LayoutError | None = None
+    for attempt in range(RESTARTS):
+        try:
+            return _sample_once(layout, info, np.random.default_rng([seed, attempt]))
+        except _NoRoomError as e:
+            error = LayoutError(str(e))
+    assert error is not None
+    raise error
+
+
+class _NoRoomError(LayoutError):
+    pass
+
+
+def _sample_once(layout: Layout, info: SceneInfo, rng: np.random.Generator) -> dict[str, Placed]:
     placed: dict[str, Placed] = {}
     taken: list[tuple[float, float, float]] = [  # x, y, radius of fixed furniture
         (o.pos[0], o.pos[1], o.radius)
@@ -121,7 +143,7 @@ def sample_layout(layout: Layout, info: SceneInfo, seed: int) -> dict[str, Place
             placed[p.obj] = Placed(p.obj, x, y, yaw, info.table, "on")
             continue
         region = p.region or info.workspace
-        for _ in range(500):
+        for _ in range(200):
             x = float(rng.uniform(region[0], region[1]))
             y = float(rng.uniform(region[2], region[3]))
             if all(
@@ -129,7 +151,7 @@ def sample_layout(layout: Layout, info: SceneInfo, seed: int) -> dict[str, Place
             ):
                 break
         else:
-            raise LayoutError(f"no room for {p.obj!r} in region {list(region)}")
+            raise _NoRoomError(f"no room for {p.obj!r} in region {list(region)}")
         taken.append((x, y, obj.radius))
         placed[p.obj] = Placed(p.obj, x, y, yaw, info.table, "on")
     return placed

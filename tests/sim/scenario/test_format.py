@@ -52,6 +52,7 @@ def test_malformed_json_names_the_line() -> None:
         ({"colour": "red"}, r"s\.json: colour: unknown field"),
         ({"family": "garage"}, r"s\.json: family: "),
         ({"delta": -1}, r"s\.json: delta: "),
+        ({"delta": 0.015}, r"s\.json: delta: .*multiple of 0\.01"),
         ({"name": "Bad Name"}, r"s\.json: name: "),
         ({"budgets": {"max_tick": 3}}, r"s\.json: budgets\.max_tick: unknown field"),
         ({"layout": {"objects": [{"id": "brick_red", "region": [0.2, -0.2, 0, 0.1]}]}},
