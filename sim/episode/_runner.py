@@ -27,7 +27,6 @@ from sim.episode._agents import Agent, Observation
 from sim.episode._result import episode_result
 from sim.episode._trace import ActionEntry, AnomalyEntry, EpisodeResult, TickEntry
 from sim.scenario import BoundScenario
-from sim.symbolic import verdict_from_json
 from sim.world import Action, Outcome, SceneGraph, Verdict, World, diff
 
 
@@ -328,7 +327,7 @@ class EpisodeRunner:
         self.actions = []
         for d in snap["actions"]:
             e = ActionEntry(d["idx"], d["tick"], d["source"], Action.from_json(d["action"]))
-            e.verdict = verdict_from_json(d["verdict"]) if d["verdict"] else None
+            e.verdict = Verdict.from_json(d["verdict"]) if d["verdict"] else None
             e.outcome = d["outcome"]
             e.finished_tick = d["finished_tick"]
             self.actions.append(e)

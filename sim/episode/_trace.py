@@ -5,17 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from sim.contracts import RUN_STATUSES as CONTRACT_RUN_STATUSES
 from sim.world import Action, Anomaly, Verdict
 
-RUN_STATUSES = (
-    "completed",
-    "execution_blocked",
-    "parse_failure",
-    "empty_plan",
-    "aborted",
-    "budget_exhausted",
-    "cancelled",
-)
+#: the spec's run statuses (C.4.4) plus ``cancelled`` by the user
+RUN_STATUSES = (*CONTRACT_RUN_STATUSES, "cancelled")
 
 
 @dataclass(frozen=True)

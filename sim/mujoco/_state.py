@@ -15,7 +15,7 @@ from typing import Any
 import mujoco  # type: ignore[import-untyped]
 import numpy as np
 
-from sim.world._actions import Action, Check, Grounded, Verdict
+from sim.world._actions import Verdict
 from sim.world._graph import Attr
 
 SNAPSHOT_VERSION = 1
@@ -57,7 +57,7 @@ class WorldState:
             drifts={k: (float(v[0]), float(v[1])) for k, v in d["drifts"].items()},
             parked=set(d["parked"]),
             picked_from={k: (float(v[0]), float(v[1])) for k, v in d["picked_from"].items()},
-            verdict=None if d["verdict"] is None else _verdict(d["verdict"]),
+            verdict=None if d["verdict"] is None else Verdict.from_json(d["verdict"]),
             skill=str(d["skill"]),
             started=int(d["started"]),
             wait_left=int(d["wait_left"]),
@@ -117,11 +117,3 @@ def _plain(v: Any) -> Any:
     if isinstance(v, set | frozenset | tuple):
         return sorted(v) if isinstance(v, set | frozenset) else list(v)
     raise TypeError(f"cannot save {type(v).__name__} in a snapshot")
-
-
-def _verdict(d: dict[str, Any]) -> Verdict:
-    action = Action.from_json(d["action"])
-    g = d.get("grounded")
-    grounded = Grounded(action, g.get("obj"), g.get("target")) if g else None
-    failed = tuple(Check(c["name"], c["message"]) for c in d.get("failed", ()))
-    return Verdict(action, bool(d["accepted"]), grounded, failed)

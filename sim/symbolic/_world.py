@@ -16,12 +16,10 @@ from typing import Any
 import numpy as np
 
 from sim.world import (
-    GRIPPER,
     OPEN_AT,
     Action,
     Anomaly,
     Check,
-    Grounded,
     Layout,
     Node,
     Outcome,
@@ -150,7 +148,7 @@ class SymbolicWorld:
         p = snapshot.get("pending")
         self._pending = None
         if p is not None:
-            self._pending = (verdict_from_json(p["verdict"]), int(p["left"]), int(p["started"]))
+            self._pending = (Verdict.from_json(p["verdict"]), int(p["left"]), int(p["started"]))
         self._drifts = {k: (float(v[0]), float(v[1])) for k, v in snapshot["drifts"].items()}
 
     def state_hash(self) -> str:
@@ -187,14 +185,6 @@ def _vanished(g: SceneGraph, verdict: Verdict) -> str | None:
         if k is not None and k not in g.nodes:
             return k
     return None
-
-
-def verdict_from_json(d: dict[str, Any]) -> Verdict:
-    action = Action.from_json(d["action"])
-    g = d.get("grounded")
-    grounded = Grounded(action, g.get("obj"), g.get("target")) if g else None
-    failed = tuple(Check(c["name"], c["message"]) for c in d.get("failed", ()))
-    return Verdict(action, bool(d["accepted"]), grounded, failed)
 
 
 def initial_graph(info: SceneInfo, layout: Layout, seed: int) -> SceneGraph:
@@ -265,4 +255,4 @@ def _resupport(
     return rels
 
 
-__all__ = ["GRIPPER", "SymbolicWorld", "initial_graph", "verdict_from_json"]
+__all__ = ["SymbolicWorld", "initial_graph"]

@@ -138,6 +138,14 @@ class Verdict:
             "failed": [c.to_json() for c in self.failed],
         }
 
+    @staticmethod
+    def from_json(d: Mapping[str, Any]) -> Verdict:
+        action = Action.from_json(d["action"])
+        g = d.get("grounded")
+        grounded = Grounded(action, g.get("obj"), g.get("target")) if g else None
+        failed = tuple(Check(c["name"], c["message"]) for c in d.get("failed", ()))
+        return Verdict(action, bool(d["accepted"]), grounded, failed)
+
 
 # -- the spoken grammar ------------------------------------------------------------------------
 
