@@ -19,7 +19,7 @@ from sim.episode._sinks import SqliteSink, VideoSink
 from sim.scenario import BoundScenario, ScenarioError, bind, schedule_from_json
 from sim.scenario._shipped import resolve
 from sim.world import Action, SceneInfo, World
-from storage import EpisodeRecord, Project
+from storage import EpisodeError, EpisodeRecord, Project
 
 MODES = ("physics", "symbolic")
 AGENTS = ("scripted",)
@@ -146,6 +146,11 @@ def recorded(
 def replay_episode(project: Project, episode_id: str) -> ReplayReport:
     """Re-run a stored episode from its seed and recorded decisions; compare every hash."""
     ep, bound, decisions = recorded(project, episode_id)
+    if ep.parent_id is not None:
+        raise EpisodeError(
+            f"episode {ep.id[:8]} is a fork of {ep.parent_id[:8]} at tick {ep.fork_tick}; "
+            "its trace starts there, so replay the parent episode"
+        )
     expected = project.episodes.hashes(ep.id)
     world = make_world(bound, ep.mode.value, arm=str(ep.config.get("arm", "wb6")))
     runner = EpisodeRunner(

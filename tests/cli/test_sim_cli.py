@@ -37,6 +37,9 @@ def test_run_with_video_then_replay_and_fork(tmp_path: Path) -> None:
     assert out.returncode == 0 and "identical" in out.stdout, out.stdout + out.stderr
     out = run("fork", episode, "20", "--project", str(project))
     assert out.returncode == 0 and "success" in out.stdout, out.stdout + out.stderr
+    fork_id = out.stdout.split("episode ")[1][:8]
+    out = run("replay", fork_id, "--project", str(project))
+    assert out.returncode == 2 and f"is a fork of {episode}" in out.stderr
     out = run("episodes", "--project", str(project))
     assert out.stdout.count("stack-two") == 2
 
