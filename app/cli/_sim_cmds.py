@@ -41,8 +41,9 @@ def list_scenarios() -> None:
 @click.option(
     "--mode", default="physics", show_default=True, type=click.Choice(["physics", "symbolic"])
 )
-@click.option("--video", "videos", multiple=True, metavar="CAM",
-              help="Record this camera (head, wrist, top, front); repeatable.")  # fmt: skip
+@click.option("--video", "videos", multiple=True,
+              type=click.Choice(["head", "wrist", "top", "front"]),
+              help="Record this camera; repeatable.")  # fmt: skip
 @click.option("--seed", type=int, default=None, help="Layout seed (default: the scenario's).")
 @click.option(
     "--arm", default="wb6", show_default=True, type=click.Choice(["wb6", "lab7"]),
