@@ -197,7 +197,7 @@ def fork_episode(
     """
     ep, bound, decisions = recorded(project, episode_id)
     if not 0 <= tick <= ep.ticks:
-        raise ValueError(f"tick {tick} is outside episode {ep.id[:8]} (0–{ep.ticks})")
+        raise EpisodeError(f"tick {tick} is outside episode {ep.id[:8]} (0–{ep.ticks})")
     arm = str(ep.config.get("arm", "wb6"))
     world = make_world(bound, ep.mode.value, arm=arm)
     replay = ReplayAgent(decisions, until=ep.ticks)
