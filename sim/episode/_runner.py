@@ -68,6 +68,7 @@ class EpisodeRunner:
         anomalies: bool = True,
         keyframe_every: int = 50,
         end_tick: int | None = None,
+        record: bool = True,
     ) -> None:
         self.world = world
         self.scenario = scenario
@@ -77,6 +78,10 @@ class EpisodeRunner:
         self.schedule = scenario.anomalies if anomalies else ()
         self.keyframe_every = keyframe_every
         self.end_tick = end_tick
+        #: keep the trace (state hash, graph diff, keyframes); off for throughput-only runs
+        self.record = record
+        if sinks and not record:
+            raise ValueError("sinks need the trace: pass record=True")
         self.budgets = scenario.scenario.budgets
         self.state = RunState.IDLE
         self.result: EpisodeResult | None = None
@@ -227,19 +232,22 @@ class EpisodeRunner:
         self._last_finished = tuple(finished)
         graph_after = self.world.graph
         assert self._prev is not None
-        keyframe = report.tick % self.keyframe_every == 0
-        entry = TickEntry(
-            report.tick,
-            self.world.state_hash(),
-            diff(self._prev, graph_after).to_json(),
-            report.controller,
-            graph_after.to_json() if keyframe else None,
-        )
+        keyframe = self.record and report.tick % self.keyframe_every == 0
+        if self.record:
+            entry = TickEntry(
+                report.tick,
+                self.world.state_hash(),
+                diff(self._prev, graph_after).to_json(),
+                report.controller,
+                graph_after.to_json() if keyframe else None,
+            )
+            self.hashes.append(entry.state_hash)
+        else:  # nothing will read a trace: no hash, no diff, no snapshots
+            entry = TickEntry(report.tick, "", {}, report.controller)
         self._prev = graph_after
         self._track_conditions(graph_after)
-        self.hashes.append(entry.state_hash)
         status = self._status()
-        snapshot = self.snapshot() if keyframe or status else None
+        snapshot = self.snapshot() if keyframe or (status and self.record) else None
         self._emit(entry, changed, fired, snapshot)
         if status:
             self._finish(status)

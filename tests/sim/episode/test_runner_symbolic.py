@@ -176,3 +176,18 @@ def test_same_seed_same_layout_different_seed_different(info: SceneInfo, seed: i
     w2 = SymbolicWorld(info, bound.layout)
     assert w1.reset(seed).to_json() == w2.reset(seed).to_json()
     assert w1.reset(seed).to_json() != w2.reset(seed + 10).to_json()
+
+
+def test_recording_off_runs_the_same_episode_without_a_trace(info: SceneInfo) -> None:
+    bound = _bound(info)
+    traced = _run(bound, info)
+    world = SymbolicWorld(info, bound.layout, delta=bound.scenario.delta)
+    quiet = EpisodeRunner(world, bound, ScriptedAgent(bound.reference), record=False)
+    quiet.run()
+    assert quiet.result is not None and traced.result is not None
+    assert quiet.result.metrics == traced.result.metrics
+    assert quiet.hashes == traced.hashes[:1]  # only tick 0's, taken at start
+    assert world.state_hash() == traced.hashes[-1]
+    with pytest.raises(ValueError, match="sinks need the trace"):
+        EpisodeRunner(world, bound, ScriptedAgent(bound.reference), sinks=[object()],  # type: ignore[list-item]
+                      record=False)  # fmt: skip
