@@ -116,6 +116,8 @@ def bind(scenario: Scenario, info: SceneInfo, *, source: str = "<scenario>") -> 
         where = f"anomalies[{i}]"
         if a.obj not in present:
             raise fail(f"{where}.obj", f"{a.obj!r} is not in the layout")
+        if "fixed" in info.objects[a.obj].tags:
+            raise fail(f"{where}.obj", f"{a.obj!r} is fixed furniture; anomalies move loose ones")
         if (a.at_tick is None) == (a.when is None):
             raise fail(where, "give exactly one of at_tick or when")
         when = _predicate(a.when, f"{where}.when", present, source) if a.when else None

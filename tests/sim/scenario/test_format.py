@@ -83,6 +83,8 @@ def test_structure_errors_name_the_field(over: dict[str, Any], message: str) -> 
          r"anomalies\[0\]: give exactly one of at_tick or when"),
         ({"anomalies": [{"kind": "remove", "obj": "mug_red", "at_tick": 2}]},
          r"anomalies\[0\]\.obj: 'mug_red' is not in the layout"),
+        ({"anomalies": [{"kind": "remove", "obj": "drawer", "at_tick": 2}]},
+         r"anomalies\[0\]\.obj: 'drawer' is fixed furniture"),
     ],
 )  # fmt: skip
 def test_binding_errors_name_the_field(
