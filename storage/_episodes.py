@@ -220,6 +220,7 @@ class Episodes:
         are never modified or deleted).
         """
         from storage._import import _insert_media, _Media, _sha256, _stage  # import cycle
+        from storage.media import MediaError, index_video
 
         path = Path(path)
         if not path.is_file():
@@ -231,7 +232,11 @@ class Episodes:
         if not isinstance(frames, int) or isinstance(frames, bool) or frames < 0:
             raise EpisodeError(f"frames: expected a frame count >= 0, got {frames!r}")
         eid = self._resolve(episode_id)
-        media = _Media(path, _sha256(path), "video")
+        try:  # demux only (no decode): every stored video gets its frame index, as on import
+            index = index_video(path)
+        except MediaError as e:
+            raise EpisodeError(f"path: {e}") from None
+        media = _Media(path, _sha256(path), "video", index)
         staged = _stage(self._project, media, [])
         try:
             with write(self._db):

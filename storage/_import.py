@@ -212,6 +212,11 @@ def _write_rows(project: Project, cases: list[_Case]) -> ImportReport:
 def _insert_media(project: Project, m: _Media) -> None:
     db = project.db
     if db.execute("SELECT 1 FROM media WHERE sha256 = ?", [m.sha256]).fetchone():
+        if (
+            m.index is not None
+            and not db.execute("SELECT 1 FROM video_index WHERE sha256 = ?", [m.sha256]).fetchone()
+        ):
+            _insert_index(project, m)  # a file stored without an index (older projects)
         return
     db.table("media").insert(
         {
@@ -224,18 +229,23 @@ def _insert_media(project: Project, m: _Media) -> None:
         }
     )
     if m.index is not None:
-        ix = m.index
-        db.table("video_index").insert(
-            {
-                "sha256": m.sha256,
-                "frame_count": ix.frame_count,
-                "width": ix.width,
-                "height": ix.height,
-                "fps": ix.fps,
-                "duration_s": ix.duration_s,
-                "data": json.dumps(ix.to_json()),
-            }
-        )
+        _insert_index(project, m)
+
+
+def _insert_index(project: Project, m: _Media) -> None:
+    assert m.index is not None
+    ix = m.index
+    project.db.table("video_index").insert(
+        {
+            "sha256": m.sha256,
+            "frame_count": ix.frame_count,
+            "width": ix.width,
+            "height": ix.height,
+            "fps": ix.fps,
+            "duration_s": ix.duration_s,
+            "data": json.dumps(ix.to_json()),
+        }
+    )
 
 
 def _anon_id(project_id: str, case_id: str, sha: str) -> str:

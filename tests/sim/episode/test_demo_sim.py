@@ -36,4 +36,8 @@ def test_rollouts_import_as_cases_and_their_episodes_replay(
         # the anomaly is not in the scenario file: the stored schedule makes the replay exact
         assert replay_episode(project, faulty.id).identical
         assert project.case("sim_stack_two").goal == "Put the red brick on the blue brick."
-        assert len(project.videos("sim_stack_two")) == 2
+        videos = project.videos("sim_stack_two")
+        assert len(videos) == 2
+        # stored first by the episode, then imported as a case: still indexed, so it opens
+        frames = sorted(project.video_index(v).frame_count for v in videos)
+        assert frames == sorted([clean.ticks + 1, faulty.ticks + 1])
