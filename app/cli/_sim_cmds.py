@@ -120,17 +120,13 @@ def replay(episode: str, project_dir: Path) -> None:
 @click.argument("episode")
 @click.argument("tick", type=click.IntRange(min=0))
 @project_option
-@click.option(
-    "--agent", default="replay", show_default=True, type=click.Choice(["replay", "scripted"]),
-    help="Who decides after the fork: the recorded decisions or the scripted agent.",
-)  # fmt: skip
-def fork(episode: str, tick: int, project_dir: Path, agent: str) -> None:
-    """Continue EPISODE from TICK as a new episode."""
+def fork(episode: str, tick: int, project_dir: Path) -> None:
+    """Continue EPISODE from TICK as a new episode (with its recorded decisions)."""
     from sim.episode import fork_episode
     from storage import Project
 
     with Project.open(project_dir) as project:
-        ep = fork_episode(project, episode, tick, agent=agent)
+        ep = fork_episode(project, episode, tick)
     result = ep.runner.result
     assert result is not None
     _print_result(ep.episode_id, ep.runner.scenario.name, "fork", result, ep.runner)

@@ -97,10 +97,14 @@ class Contract:
             raise ContractError(str(err).replace("contract:", f"{where}:", 1)) from None
 
     @cached_property
+    def canonical_json(self) -> str:
+        """The contract as stored with an episode: the exact text :attr:`digest` covers."""
+        return json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+    @cached_property
     def digest(self) -> str:
         """sha256 of the canonical JSON: the frozen identity of the contract."""
-        text = json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        return hashlib.sha256(text.encode()).hexdigest()
+        return hashlib.sha256(self.canonical_json.encode()).hexdigest()
 
     def describe(self) -> list[str]:
         gates = set(self.gates)

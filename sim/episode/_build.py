@@ -132,9 +132,7 @@ def recorded(
             "(its digest differs); replay needs the file it ran with"
         )
     if "anomaly_schedule" in ep.config:  # the schedule the episode actually ran with
-        ids = {p.obj for p in bound.layout.placements} | set(
-            scene_info(bound.scenario.family).objects
-        )
+        ids = set(scene_info(bound.scenario.family).objects)
         bound = replace(bound, anomalies=schedule_from_json(ep.config["anomaly_schedule"], ids))
     decisions = [
         (a.tick, Action.from_json(json.loads(a.action_json)))
@@ -163,48 +161,43 @@ def replay_episode(project: Project, episode_id: str) -> ReplayReport:
     )
     try:
         runner.start()
-        first = _first_divergence(expected, runner.hashes)
-        while first is None and runner.result is None:
+        # compare each hash as it is produced and stop at the first difference
+        while runner.hashes == expected[: len(runner.hashes)] and runner.result is None:
             runner.step()
-            first = _first_divergence(expected, runner.hashes)
     finally:
         world.close()
     got = runner.hashes
-    report = ReplayReport(ep.id, ep.ticks, min(len(got), len(expected)), first)
-    if first is not None:
-        exp = expected[first] if first < len(expected) else None
-        gt = got[first] if first < len(got) else None
-        report = ReplayReport(ep.id, ep.ticks, first, first, exp, gt)
-    elif len(got) != len(expected):
-        n = min(len(got), len(expected))
-        report = ReplayReport(ep.id, ep.ticks, n, n, None, None)
-    return report
+    first = next(
+        (i for i, (a, b) in enumerate(zip(expected, got, strict=False)) if a != b),
+        None if len(got) == len(expected) else min(len(got), len(expected)),
+    )
+    if first is None:
+        return ReplayReport(ep.id, ep.ticks, len(got), None)
+    return ReplayReport(
+        ep.id, ep.ticks, first, first,
+        expected[first] if first < len(expected) else None,
+        got[first] if first < len(got) else None,
+    )  # fmt: skip
 
 
 def fork_episode(
-    project: Project,
-    episode_id: str,
-    tick: int,
-    *,
-    agent: str = "replay",
-    videos: Sequence[str] = (),
+    project: Project, episode_id: str, tick: int, *, videos: Sequence[str] = ()
 ) -> Episode:
     """Continue a stored episode from ``tick`` as a new episode (parent link kept).
 
-    The fork restores the nearest stored snapshot at or before ``tick`` and re-runs the
-    recorded decisions up to ``tick``; from there ``agent`` decides ("replay" keeps the
-    recorded decisions, "scripted" hands over to the reference agent).
+    The fork restores the nearest stored snapshot at or before ``tick``, re-runs the recorded
+    decisions up to ``tick`` and records from there, still with the recorded decisions (so it
+    reproduces the original's hashes; other deciders arrive with issues 6–8).
     """
     ep, bound, decisions = recorded(project, episode_id)
     if not 0 <= tick <= ep.ticks:
         raise EpisodeError(f"tick {tick} is outside episode {ep.id[:8]} (0–{ep.ticks})")
     arm = str(ep.config.get("arm", "wb6"))
     world = make_world(bound, ep.mode.value, arm=arm)
-    replay = ReplayAgent(decisions, until=ep.ticks)
     snap = project.episodes.snapshot_at_or_before(ep.id, tick)
     runner = EpisodeRunner(
-        world, bound, replay, seed=ep.seed, anomalies=bool(ep.config.get("anomalies", True)),
-        end_tick=ep.ticks if agent == "replay" else None,
+        world, bound, ReplayAgent(decisions, until=ep.ticks), seed=ep.seed,
+        anomalies=bool(ep.config.get("anomalies", True)), end_tick=ep.ticks,
     )  # fmt: skip
     if snap is None:
         runner.start()
@@ -214,34 +207,19 @@ def fork_episode(
         runner.step()
     db = SqliteSink(
         project,
-        agent=agent,
+        agent="replay",
         mode=ep.mode.value,
-        config={
-            "anomalies": ep.config.get("anomalies", True),
-            "forked_from": ep.id,
-            "arm": arm,
-        },
+        config={"anomalies": ep.config.get("anomalies", True), "forked_from": ep.id, "arm": arm},
         parent_id=ep.id,
         fork_tick=tick,
     )
-    if agent != "replay":
-        runner.agent = make_agent(agent, bound)
-        runner.end_tick = None
     video_sinks = [VideoSink(cam, db=db) for cam in videos]
     runner.sinks = [db, *video_sinks]
-    db.start(runner)
-    for v in video_sinks:
-        v.start(runner)
+    for sink in runner.sinks:
+        sink.start(runner)
     try:
         runner.run()
     finally:
         world.close()
     shas = {v.camera: v.media_sha for v in video_sinks if v.media_sha}
     return Episode(runner, db.episode_id, shas)
-
-
-def _first_divergence(expected: Sequence[str], got: Sequence[str]) -> int | None:
-    for i, (a, b) in enumerate(zip(expected, got, strict=False)):
-        if a != b:
-            return i
-    return None

@@ -11,15 +11,14 @@ layout, and ``import_cases`` brings them in like any user's cases (media are sha
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from sim.contracts import parse_predicate
 from sim.episode._build import open_scenario, run_episode
-from sim.episode._sinks import SqliteSink, VideoSink
-from sim.scenario import BoundScenario, ScheduledAnomaly
+from sim.scenario import BoundScenario, schedule_from_json
 from sim.world import Anomaly
 from storage import Project
 
@@ -64,10 +63,9 @@ SIM_CASES: tuple[SimCase, ...] = (
 def _with_anomaly(bound: BoundScenario, v: Variant) -> BoundScenario:
     if v.anomaly is None:
         return replace(bound, anomalies=())
-    assert v.when is not None
-    when = parse_predicate(v.when, where="demo")
-    sched = ScheduledAnomaly(0, v.anomaly, None, when, {"when": v.when})
-    return replace(bound, anomalies=(sched,))
+    placed = {p.obj for p in bound.layout.placements}
+    schedule = schedule_from_json([{**v.anomaly.to_json(), "when": v.when}], placed)
+    return replace(bound, anomalies=schedule)
 
 
 def write_sim_cases(
@@ -88,10 +86,13 @@ def write_sim_cases(
             name = f"videos/{v.model}__{case.case_id}__seed_{v.seed}.mp4"
             if progress is not None:
                 progress(f"{case.case_id}: simulating {name}")
-            variant = _with_anomaly(bound, v)
-            ep = _record(project, variant, folder / name, size, reference=v.anomaly is None)
-            if v.anomaly is None:
-                _initial_png(ep, folder / "initial.png")
+            reference = v.anomaly is None
+            ep = run_episode(_with_anomaly(bound, v), project=project, videos=("head",),
+                             video_size=size, reference=reference)  # fmt: skip
+            stored = project.media_path(ep.video_shas["head"])
+            shutil.copyfile(stored, folder / name)  # the same bytes: import will share them
+            if reference:
+                _initial_png(stored, folder / "initial.png")
             videos.append({"file": name, "role": "generated", "model": v.model, "seed": v.seed})
         doc = {
             "format": CASE_FORMAT,
@@ -113,37 +114,13 @@ def write_sim_cases(
     return folders
 
 
-@dataclass
-class _Recorded:
-    first_frame: Any
-
-
-def _record(
-    project: Project, bound: BoundScenario, path: Path, size: tuple[int, int], *, reference: bool
-) -> _Recorded:
-    from sim.episode._agents import ScriptedAgent
-    from sim.episode._build import make_world
-    from sim.episode._runner import EpisodeRunner
-
-    world = make_world(bound, "physics")
-    db = SqliteSink(project, agent="scripted", mode="physics", reference=reference,
-                    config={"demo": True, "anomalies": bool(bound.anomalies)})  # fmt: skip
-    video = VideoSink("head", path=path, size=size, db=db)
-    first: list[Any] = []
-    runner = EpisodeRunner(world, bound, ScriptedAgent(bound.reference), sinks=[db, video])
-    runner.on_tick = lambda r, e: first.append(r.world.render("head", *size)) if not first else None
-    try:
-        runner.run()
-    finally:
-        world.close()
-    return _Recorded(first[0] if first else None)
-
-
-def _initial_png(rec: _Recorded, path: Path) -> None:
+def _initial_png(video: Path, out: Path) -> None:
+    """f₁ is the rollout's own first frame (decoded exactly, not rendered again)."""
     from sim.synthetic import write_png
+    from storage.media import FrameReader, index_video
 
-    if rec.first_frame is not None:
-        write_png(rec.first_frame, path, longest=512)
+    with FrameReader(video, index_video(video)) as reader:
+        write_png(reader.read(0), out, longest=512)
 
 
 __all__ = ["SIM_CASES", "run_episode", "write_sim_cases"]

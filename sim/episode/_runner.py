@@ -8,8 +8,9 @@ empty queue and an idle world (``completed``) or a budget runs out.
 
 The runner has an explicit run state (idle, running, paused, finished). ``pause``, ``cancel``
 and ``step`` take effect at tick boundaries, so a GUI thread or a signal handler can call them
-at any time. Everything that determines the future — world state, queue, agent state, counters,
-RNG — is in :meth:`snapshot`, so an episode can be forked from any tick.
+at any time. Everything that determines the future — world state, queue, agent state,
+counters — is in :meth:`snapshot`, so an episode can be forked from any tick. The engine draws
+no random numbers after ``reset(seed)``; an agent that does keeps its generator in ``state()``.
 """
 
 from __future__ import annotations
@@ -19,8 +20,6 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from enum import StrEnum
 from typing import Any, Protocol
-
-import numpy as np
 
 from sim.contracts import Event, Truth
 from sim.episode._agents import Agent, Observation
@@ -94,9 +93,9 @@ class EpisodeRunner:
         self._running: ActionEntry | None = None
         self._fired: set[int] = set()
         self._consecutive_rejections = 0
+        self._attempts = 0  # submitted actions that got a verdict (the attempt budget)
         self._last_verdicts: tuple[Verdict, ...] = ()
         self._last_finished: tuple[Outcome, ...] = ()
-        self._rng = np.random.default_rng(self.seed)
         self._pause = threading.Event()
         self._cancel = threading.Event()
         self._lock = threading.Lock()
@@ -156,9 +155,8 @@ class EpisodeRunner:
 
     # -- the tick ----------------------------------------------------------------------------
     def _track_conditions(self, graph: SceneGraph) -> None:
-        events = tuple(self.events)
         for i, p in enumerate(self.scenario.contract.predicates):
-            if p.evaluate(graph, events) is Truth.T:
+            if p.evaluate(graph, self.events) is Truth.T:
                 if self.witnesses[i] is None:
                     self.witnesses[i] = graph.tick
             else:
@@ -171,7 +169,7 @@ class EpisodeRunner:
         self.hashes = [entry.state_hash]
         for sink in self.sinks:
             sink.start(self)
-        self._emit(entry, [], [], self.snapshot())
+        self._emit(entry, [], [], self.snapshot() if self.record else None)
         self.state = RunState.PAUSED
 
     def _one_tick(self) -> None:
@@ -185,7 +183,7 @@ class EpisodeRunner:
             due = (
                 sched.at_tick == t
                 if sched.at_tick is not None
-                else (sched.when.evaluate(graph, tuple(self.events)) is Truth.T)
+                else (sched.when.evaluate(graph, self.events) is Truth.T)
             )
             if due:
                 self._fired.add(sched.index)
@@ -211,6 +209,7 @@ class EpisodeRunner:
             entry_a = self._queue.popleft()
             verdict = self.world.submit(entry_a.action)
             entry_a.verdict = verdict
+            self._attempts += 1
             verdicts.append(verdict)
             if entry_a not in changed:
                 changed.append(entry_a)
@@ -259,8 +258,7 @@ class EpisodeRunner:
         idle = not self.world.busy and not self._queue
         if self.agent.done and idle:
             return "completed"
-        attempts = sum(1 for a in self.actions if a.verdict is not None)
-        if attempts >= self.budgets.max_attempts:
+        if self._attempts >= self.budgets.max_attempts:
             return "budget_exhausted"
         if self._consecutive_rejections >= self.budgets.max_consecutive_rejections:
             return "aborted"
@@ -323,7 +321,6 @@ class EpisodeRunner:
             "anomalies_fired": sorted(self._fired),
             "events": [e.to_json() for e in self.events],
             "consecutive_rejections": self._consecutive_rejections,
-            "rng": self._rng.bit_generator.state,
             "hashes": list(self.hashes),
             "witnesses": list(self.witnesses),
         }
@@ -339,6 +336,7 @@ class EpisodeRunner:
             e.outcome = d["outcome"]
             e.finished_tick = d["finished_tick"]
             self.actions.append(e)
+        self._attempts = sum(1 for e in self.actions if e.verdict is not None)
         self._queue = deque(self.actions[i] for i in snap["queue"])
         self._running = self.actions[snap["running"]] if snap["running"] is not None else None
         self._fired = set(snap["anomalies_fired"])
@@ -346,7 +344,6 @@ class EpisodeRunner:
             Event(e["verb"], e.get("obj"), e.get("target"), e.get("tick")) for e in snap["events"]
         ]
         self._consecutive_rejections = int(snap["consecutive_rejections"])
-        self._rng.bit_generator.state = snap["rng"]
         self.hashes = list(snap["hashes"])
         self.witnesses = list(snap["witnesses"])
         self._prev = self.world.graph

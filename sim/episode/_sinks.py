@@ -90,9 +90,7 @@ class SqliteSink:
             agent=self.agent,
             seed=runner.seed,
             delta=runner.world.delta,
-            contract_json=json.dumps(
-                s.contract.to_json(), sort_keys=True, separators=(",", ":"), ensure_ascii=False
-            ),
+            contract_json=s.contract.canonical_json,
             contract_hash=s.contract.digest,
             config={
                 "source": s.source,
