@@ -237,9 +237,7 @@ def _resupport(
 ) -> set[Relation]:
     """After a displacement: ``obj`` rests on whatever is now under it (or the table)."""
     n = nodes[obj]
-    rels = {r for r in rels if not (r[0] in ("on", "in") and r[1] == obj) and r[0] != "held"} | {
-        r for r in rels if r[0] == "held" and r[1] != obj
-    }
+    rels = {r for r in rels if r[1] != obj or r[0] not in ("on", "in", "held")}
     under = [
         k
         for k, s in nodes.items()

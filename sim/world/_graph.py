@@ -24,7 +24,6 @@ Attr = float | bool | str
 Relation = tuple[str, str, str]
 Vec3 = tuple[float, float, float]
 
-RELATION_KINDS = ("on", "in", "held", "open")
 GRIPPER = "gripper"
 
 #: Capabilities an object can have. A world description sets them; rules read them.
@@ -224,17 +223,6 @@ class GraphDiff:
             out["vanished"] = list(self.vanished)
         return out
 
-    def describe(self) -> list[str]:
-        """One short human line per change, for logs and the CLI."""
-        lines = [f"+ {_rel_text(r)}" for r in self.added]
-        lines += [f"- {_rel_text(r)}" for r in self.removed]
-        for k, ch in sorted(self.attrs.items()):
-            for a, (old, new) in sorted(ch.items()):
-                lines.append(f"~ {k}.{a}: {_round(old)} → {_round(new)}")
-        lines += [f"+ {k} appeared" for k in self.appeared]
-        lines += [f"- {k} vanished" for k in self.vanished]
-        return lines
-
 
 def diff(before: SceneGraph, after: SceneGraph, *, move_tol: float = 0.01) -> GraphDiff:
     """Changes from ``before`` to ``after``; positions count as moved beyond ``move_tol`` m."""
@@ -264,15 +252,6 @@ def diff(before: SceneGraph, after: SceneGraph, *, move_tol: float = 0.01) -> Gr
         appeared=tuple(sorted(set(after.nodes) - set(before.nodes))),
         vanished=tuple(sorted(set(before.nodes) - set(after.nodes))),
     )
-
-
-def _rel_text(r: Relation) -> str:
-    kind, a, b = r
-    if kind == "open":
-        return f"{a} open"
-    if kind == "held":
-        return f"{a} held"
-    return f"{a} {kind} {b}"
 
 
 def _round(v: Attr | None, nd: int = 4) -> Attr | None:
