@@ -15,12 +15,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from annotation._panel import (
-    BoolArray,
     FloatArray,
     IntArray,
     Panel,
     final_from_axes,
     rating_matrix,
+    row_means,
 )
 from annotation._reml import fit_one_way, icc_from_fit, one_way_data
 
@@ -220,11 +220,11 @@ def loo_pairs(panel: Panel, axis: str) -> tuple[IntArray, FloatArray, FloatArray
         others = ok.copy()
         others[:, j] = False
         if axis == "final":
-            t = _masked_mean(panel.task, others)
-            p = _masked_mean(panel.physics, others & np.isfinite(panel.physics))
+            t = row_means(panel.task, others)
+            p = row_means(panel.physics, others & np.isfinite(panel.physics))
             ref = final_from_axes(t, p)
         else:
-            ref = _masked_mean(a, others)
+            ref = row_means(a, others)
         idx = np.flatnonzero(take)
         vids.append(idx)
         xs.append(a[idx, j])
@@ -235,14 +235,6 @@ def loo_pairs(panel: Panel, axis: str) -> tuple[IntArray, FloatArray, FloatArray
     keep = np.isfinite(y)
     order = np.argsort(v[keep], kind="stable")  # a video's pairs together (readability only)
     return v[keep][order], x[keep][order], y[keep][order]
-
-
-def _masked_mean(a: FloatArray, mask: BoolArray) -> FloatArray:
-    cnt = mask.sum(axis=1)
-    s = np.where(mask, a, 0.0).sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out: FloatArray = np.where(cnt > 0, s / np.maximum(cnt, 1), math.nan)
-    return out
 
 
 def human_reference(panel: Panel, axis: str) -> dict[str, float]:

@@ -70,16 +70,7 @@ class AgreementRow:
 
     def as_dict(self) -> dict[str, str | float | int]:
         """The row as a flat dict (CSV/JSON export)."""
-        return {
-            "group": self.group,
-            "evaluator": self.evaluator,
-            "axis": self.axis,
-            "metric": self.metric,
-            "estimate": self.estimate,
-            "ci_low": self.ci_low,
-            "ci_high": self.ci_high,
-            "n": self.n,
-        }
+        return dict(self.__dict__)
 
 
 @dataclass(frozen=True)

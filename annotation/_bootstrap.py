@@ -118,11 +118,6 @@ class Weights:
         self.groups = groups
         self.n_groups = self.wg.shape[1]
 
-    @property
-    def n_rep(self) -> int:
-        """Number of replicates (rows)."""
-        return int(self.wg.shape[0])
-
     def pool(self, v: FloatArray) -> FloatArray:
         """Per-group sums of an (n,) or (n, k) observation array."""
         if self.groups is None:

@@ -29,11 +29,10 @@ class _Ties:
 
     def group_weights(self, w: Weights) -> FloatArray:
         """(B, K) total weight of each tie group."""
+        cnt = np.zeros((w.n_groups, self.n_ties))
         if w.groups is None:
-            cnt = np.zeros((w.n_groups, self.n_ties))
             cnt[np.arange(self.member.size), self.member] = 1.0
         else:
-            cnt = np.zeros((w.n_groups, self.n_ties))
             np.add.at(cnt, (w.groups, self.member), 1.0)
         out: FloatArray = w.wg @ cnt
         return out

@@ -218,14 +218,15 @@ def _opt(x: np.float64) -> float | None:
     return None if math.isnan(x) else float(x)
 
 
-def nan_mean_rows(a: FloatArray) -> tuple[FloatArray, IntArray]:
-    """Row means over finite entries (NaN where a row has none) and the row counts."""
-    ok = np.isfinite(a)
+def row_means(a: FloatArray, mask: BoolArray | None = None) -> FloatArray:
+    """Row means over the entries in ``mask`` (default: the finite ones); NaN where a row has
+    none."""
+    ok = np.isfinite(a) if mask is None else mask
     n = ok.sum(axis=1)
     s = np.where(ok, a, 0.0).sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.where(n > 0, s / np.maximum(n, 1), math.nan)
-    return mean, n.astype(np.intp)
+        out: FloatArray = np.where(n > 0, s / np.maximum(n, 1), math.nan)
+    return out
 
 
 def consensus(panel: Panel, *, human_success: HumanSuccessRule = "rated") -> dict[str, FloatArray]:
@@ -245,8 +246,8 @@ def consensus(panel: Panel, *, human_success: HumanSuccessRule = "rated") -> dic
     """
     if human_success not in ("rated", "max"):
         raise ValueError(f"human_success must be 'rated' or 'max', got {human_success!r}")
-    t, _ = nan_mean_rows(panel.task)
-    p, _ = nan_mean_rows(panel.physics)
+    t = row_means(panel.task)
+    p = row_means(panel.physics)
     if human_success == "max":
         top = panel.roles == "human-success"
         t = np.where(top, 100.0, t)

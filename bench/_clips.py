@@ -18,8 +18,19 @@ WIDTH, HEIGHT, FPS, GOP, BFRAMES = 854, 480, 30, 250, 3
 
 def make_clip(seconds: int) -> Path:
     """The cached benchmark clip of `seconds` seconds, encoding it first if needed."""
+    return _encoded(f"video_{seconds}s_{WIDTH}x{HEIGHT}_gop{GOP}.mp4", seconds, "")
+
+
+def make_cut(start: int, seconds: int) -> Path:
+    """A clip of the recipe showing the test pattern from `start` s on, cached like make_clip."""
+    name = f"judge_{start}s+{seconds}s_{WIDTH}x{HEIGHT}_gop{GOP}.mp4"
+    return _encoded(name, start + seconds, f"trim=start={start},setpts=PTS-STARTPTS,")
+
+
+def _encoded(name: str, source_seconds: int, pre_filter: str) -> Path:
+    """OUT/name: `source_seconds` of the test pattern, `pre_filter` applied before the noise."""
     OUT.mkdir(exist_ok=True)
-    clip = OUT / f"video_{seconds}s_{WIDTH}x{HEIGHT}_gop{GOP}.mp4"
+    clip = OUT / name
     if clip.exists():
         return clip
     # Encode in a temporary folder and move into place, so an interrupted run leaves no
@@ -28,8 +39,8 @@ def make_clip(seconds: int) -> Path:
         part = Path(tmp) / clip.name
         subprocess.run(
             ["ffmpeg", "-loglevel", "error", "-y", "-f", "lavfi",
-             "-i", f"testsrc2=s={WIDTH}x{HEIGHT}:r={FPS}:d={seconds}",
-             "-vf", "noise=alls=12:allf=t",
+             "-i", f"testsrc2=s={WIDTH}x{HEIGHT}:r={FPS}:d={source_seconds}",
+             "-vf", f"{pre_filter}noise=alls=12:allf=t",
              "-c:v", "libx264", "-pix_fmt", "yuv420p", "-g", str(GOP), "-keyint_min", str(GOP),
              "-sc_threshold", "0", "-bf", str(BFRAMES), str(part)],
             check=True,

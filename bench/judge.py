@@ -44,7 +44,7 @@ from typing import Any
 # The repository first: this file's folder (sys.path[0], where _clips comes from) would otherwise
 # make this script, not the package, what `import judge` finds. It also holds tests/judge.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _clips import BFRAMES, FPS, GOP, HEIGHT, OUT, WIDTH
+from _clips import BFRAMES, GOP, make_cut
 
 from judge import JudgeConfig, ModelProfile, queue_judge, run_worker, save_profile
 from storage import JudgeRuns, Project, import_cases
@@ -95,26 +95,6 @@ def stopwatch() -> Iterator[list[float]]:
 
 
 # ---- clips and project ---------------------------------------------------------------------
-
-
-def make_cut(start: int, seconds: int) -> Path:
-    """A clip of the bench recipe showing the test pattern from `start` s, cached in bench/out."""
-    OUT.mkdir(exist_ok=True)
-    clip = OUT / f"judge_{start}s+{seconds}s_{WIDTH}x{HEIGHT}_gop{GOP}.mp4"
-    if clip.exists():
-        return clip
-    with tempfile.TemporaryDirectory(dir=OUT) as tmp:  # no half-written clip if interrupted
-        part = Path(tmp) / clip.name
-        subprocess.run(
-            ["ffmpeg", "-loglevel", "error", "-y", "-f", "lavfi",
-             "-i", f"testsrc2=s={WIDTH}x{HEIGHT}:r={FPS}:d={start + seconds}",
-             "-vf", f"trim=start={start},setpts=PTS-STARTPTS,noise=alls=12:allf=t",
-             "-c:v", "libx264", "-pix_fmt", "yuv420p", "-g", str(GOP), "-keyint_min", str(GOP),
-             "-sc_threshold", "0", "-bf", str(BFRAMES), str(part)],
-            check=True,
-        )  # fmt: skip
-        os.replace(part, clip)
-    return clip
 
 
 def link_or_copy(src: Path, dst: Path) -> None:
@@ -308,7 +288,7 @@ def time_direct(p: Project, video_id: str, out: Direct) -> None:
     from judge._api import CallRecord, Message, Tool, ToolCall
     from judge._pipeline import run_config
     from judge._pipeline._frames import encode_jpeg
-    from storage import RunCall
+    from judge._video_job import run_call
     from storage.media import FrameReader, read_image_rgb
 
     cfg = JudgeConfig()
@@ -343,9 +323,7 @@ def time_direct(p: Project, video_id: str, out: Direct) -> None:
                         mode="gated", prompt_version=PROMPT_VERSION,
                         config=run_config(cfg, "gated"))  # fmt: skip
     for r in records:
-        u = r.usage
-        call = RunCall(r.stage, r.prompt_version, r.request, r.reply, r.ok, r.error,
-                       u.latency_s, u.tokens_in, u.tokens_out, u.cost_usd)  # fmt: skip
+        call = run_call(r)
         with stopwatch() as t:
             runs.record_call(run_id, call)
         out.record_call_s.append(t[0])

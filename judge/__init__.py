@@ -3,6 +3,7 @@
 from judge._client import ModelCallFailed, OpenAIModel
 from judge._kinds import JOB_KINDS, UnknownJobKindError, get_kind, register
 from judge._pipeline import (
+    MODES,
     PROMPT_VERSION,
     JudgeCancelled,
     JudgeConfig,
@@ -18,7 +19,7 @@ from judge._profiles import (
     save_profile,
     store_api_key,
 )
-from judge._queue import JUDGE_KIND, MODES, QueueError, queue_judge
+from judge._queue import JUDGE_KIND, QueueError, queue_judge
 from judge._scripted import ScriptedModel, perfect_judge, scripted_judge
 from judge._video_job import run_judge_video
 from judge._worker import WorkerStats, run_worker, stderr_log

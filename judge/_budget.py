@@ -47,12 +47,6 @@ class Budget:
         with self._lock:
             return self._spent
 
-    @property
-    def remaining_usd(self) -> float:
-        """What is left of the cap once settled and in-flight (reserved) calls are counted."""
-        with self._lock:
-            return max(0.0, self.cap_usd - self._spent - self._reserved)
-
     def reserve(self, worst_case_usd: float) -> float:
         """Hold ``worst_case_usd`` for a call about to be sent; returns the amount held.
 

@@ -117,11 +117,6 @@ class OpenAIModel:
         """What this client has spent so far, invalid-but-billed replies included."""
         return self._budget.spent_usd
 
-    @property
-    def remaining_usd(self) -> float:
-        """What is left of the spend cap."""
-        return self._budget.remaining_usd
-
     def call(
         self,
         *,

@@ -6,9 +6,9 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from judge._pipeline._config import MODES
 from storage import Project
 
-MODES = ("gated", "independent", "simple_vqa")
 JUDGE_KIND = "judge.video"
 
 

@@ -27,6 +27,7 @@ from judge._api import (
     ToolCall,
     Usage,
 )
+from judge._client_wire import validator
 
 Responder = Callable[[str, Sequence[Message], Sequence[Tool]], ToolCall]
 UsageFn = Callable[[str, Sequence[Message], Sequence[Tool]], Usage]
@@ -125,13 +126,12 @@ class ScriptedModel:
 
 
 def _schema_problem(call: ToolCall, tools: Sequence[Tool]) -> str | None:
-    import jsonschema  # type: ignore[import-untyped]
+    from jsonschema.exceptions import best_match  # type: ignore[import-untyped]
 
     tool = next((t for t in tools if t.name == call.name), None)
     if tool is None:
         return f"{call.name} is not one of the offered tools ({', '.join(t.name for t in tools)})"
-    validator = jsonschema.Draft202012Validator(dict(tool.parameters))
-    error = jsonschema.exceptions.best_match(validator.iter_errors(dict(call.arguments)))
+    error = best_match(validator(tool).iter_errors(dict(call.arguments)))
     if error is None:
         return None
     where = "/".join(str(p) for p in error.absolute_path) or "(arguments)"

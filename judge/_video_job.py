@@ -142,11 +142,7 @@ def _judge(
     run: list[int] = []
 
     def record(record: CallRecord) -> None:
-        u = record.usage
-        call = RunCall(record.stage, record.prompt_version, record.request, record.reply,
-                       record.ok, record.error, u.latency_s, u.tokens_in, u.tokens_out,
-                       u.cost_usd)  # fmt: skip
-        runs.record_call(run[0], call)
+        runs.record_call(run[0], run_call(record))
 
     try:
         api = make_api(req.profile, project, record, config.spend_cap_usd)
@@ -186,6 +182,14 @@ def _judge(
         runs.fail(run[0], f"crashed: {type(err).__name__}: {err}")
         raise
     return result, run[0]
+
+
+def run_call(record: CallRecord) -> RunCall:
+    """A provider's call record as ``storage`` keeps it in ``judge_calls``."""
+    u = record.usage
+    return RunCall(record.stage, record.prompt_version, record.request, record.reply,
+                   record.ok, record.error, u.latency_s, u.tokens_in, u.tokens_out,
+                   u.cost_usd)  # fmt: skip
 
 
 def _job_error(err: Exception) -> JobError:

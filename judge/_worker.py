@@ -261,9 +261,8 @@ class _Worker:
             self._not_ours(project, rec)
             return
         self.count("done")
-        took = round(
-            time.monotonic() - start, 3
-        )  # the result ref may quote the payload: not logged
+        took = round(time.monotonic() - start, 3)
+        # The result ref may quote the payload: not logged.
         self.emit("info", "job.done", job, seconds=took, cost_usd=outcome.cost_usd)
 
     def _fail(self, project: Project, rec: _Running, err: JobError, *, begun: bool = False) -> None:

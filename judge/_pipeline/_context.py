@@ -31,7 +31,6 @@ class EvidenceContext:
     """
 
     def __init__(self, initial: tuple[FrameImage, ...], keep: int) -> None:
-        self.initial = initial
         self._keep = keep
         self._blocks: list[InspectionBlock] = []
         self.seen_ids: set[str] = {f.evidence_id for f in initial}

@@ -12,18 +12,11 @@ from typing import Any
 
 import pytest
 
-from judge._api import CallFailed, CallRecord, FrameImage, Message, Tool
+from judge._api import CallFailed, FrameImage, Message, Tool
 from judge._client import ModelCallFailed, OpenAIModel
 from judge._profiles import ModelProfile
+from tests.judge.client_helpers import Records, profile
 from tests.judge.fakeserver import Action, Delay, Drop, FakeServer, Reply, Status
-
-
-class Records(list[CallRecord]):
-    """A recorder that keeps what it is given."""
-
-    def __call__(self, record: CallRecord) -> None:
-        self.append(record)
-
 
 ANSWER = Tool(
     "answer",
@@ -44,11 +37,6 @@ MESSAGES = [
     Message("system", "You are a strict judge."),
     Message("user", "Was the cup placed in the box?", FRAMES),
 ]
-
-
-def profile(srv: FakeServer, **kw: Any) -> ModelProfile:
-    base: dict[str, Any] = {"name": "test", "base_url": srv.base_url, "model": "fake-model"}
-    return ModelProfile(**{**base, **kw})
 
 
 def ask(model: OpenAIModel, tools: list[Tool] | None = None) -> Any:

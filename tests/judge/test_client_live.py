@@ -10,17 +10,10 @@ import os
 
 import pytest
 
-from judge._api import CallRecord, Message, Tool
+from judge._api import Message, Tool
 from judge._client import OpenAIModel
 from judge._profiles import ModelProfile
-
-
-class Records(list[CallRecord]):
-    """A recorder that keeps what it is given."""
-
-    def __call__(self, record: CallRecord) -> None:
-        self.append(record)
-
+from tests.judge.client_helpers import Records
 
 pytestmark = pytest.mark.live
 

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from judge._api import CallRecord, Message, SpendCapReached, Tool
+from judge._api import Message, SpendCapReached, Tool
 from judge._client import ModelCallFailed, OpenAIModel
-from judge._profiles import ModelProfile
+from tests.judge.client_helpers import Records, profile
 from tests.judge.fakeserver import (
     Action,
     BadArgs,
@@ -25,14 +25,6 @@ from tests.judge.fakeserver import (
     completion,
     tool_message,
 )
-
-
-class Records(list[CallRecord]):
-    """A recorder that keeps what it is given."""
-
-    def __call__(self, record: CallRecord) -> None:
-        self.append(record)
-
 
 ANSWER = Tool(
     "answer",
@@ -50,11 +42,6 @@ ANSWER = Tool(
 GOOD = Reply("answer", {"verdict": "yes", "evidence": ["T03"]})
 MESSAGES = [Message("system", "Judge."), Message("user", "Is the cup in the box?")]
 KEY = "sk-test-SECRET-123"
-
-
-def profile(srv: FakeServer, **kw: Any) -> ModelProfile:
-    base: dict[str, Any] = {"name": "test", "base_url": srv.base_url, "model": "fake-model"}
-    return ModelProfile(**{**base, **kw})
 
 
 def ask(model: OpenAIModel) -> Any:
