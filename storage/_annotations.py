@@ -8,6 +8,7 @@ its row changes for undo, and commits before returning.
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -60,13 +61,14 @@ class Annotations:
     # ---- subgoal plans ------------------------------------------------------------------
     def plan(self, case_id: str, rater_id: str) -> list[Subgoal]:
         """The rater's subgoals for a case, in order (empty if none yet)."""
-        rows = self._db.execute(
-            "SELECT s.* FROM subgoals s JOIN subgoal_plans p ON p.id = s.plan_id "
-            "WHERE p.case_id = ? AND p.rater_id = ? ORDER BY s.position",
-            [case_id, rater_id],
-        ).fetchall()
-        cols = [c.name for c in self._db.table("subgoals").columns]
-        return [_subgoal(dict(zip(cols, r, strict=True))) for r in rows]
+        rows = _dicts(
+            self._db.execute(
+                "SELECT s.* FROM subgoals s JOIN subgoal_plans p ON p.id = s.plan_id "
+                "WHERE p.case_id = ? AND p.rater_id = ? ORDER BY s.position",
+                [case_id, rater_id],
+            )
+        )
+        return [_subgoal(r) for r in rows]
 
     def add_subgoal(
         self,
@@ -257,12 +259,14 @@ class Annotations:
             cs.delete("evidence_marks", evidence_id)
 
     def evidence(self, video_id: str, rater_id: str) -> list[EvidenceMark]:
-        rows = self._db.execute(
-            "SELECT e.id FROM evidence_marks e JOIN ratings r ON r.id = e.rating_id "
-            "WHERE r.video_id = ? AND r.rater_id = ? ORDER BY e.start_frame, e.id",
-            [video_id, rater_id],
-        ).fetchall()
-        return [self._evidence(pk) for (pk,) in rows]
+        rows = _dicts(
+            self._db.execute(
+                "SELECT e.* FROM evidence_marks e JOIN ratings r ON r.id = e.rating_id "
+                "WHERE r.video_id = ? AND r.rater_id = ? ORDER BY e.start_frame, e.id",
+                [video_id, rater_id],
+            )
+        )
+        return [_evidence_mark(r) for r in rows]
 
     # ---- holistic ratings ---------------------------------------------------------------
     def set_holistic(
@@ -314,9 +318,20 @@ class Annotations:
         return [_subgoal(r) for r in rows]
 
     def _evidence(self, pk: int) -> EvidenceMark:
-        row = next(iter(self._db.table("evidence_marks").rows_where("id = ?", [pk])))
-        box = json.loads(row["box"]) if row["box"] else None
-        return EvidenceMark(**(_pick(row, EvidenceMark) | {"box": tuple(box) if box else None}))
+        return _evidence_mark(
+            next(iter(self._db.table("evidence_marks").rows_where("id = ?", [pk])))
+        )
+
+
+def _dicts(cursor: sqlite3.Cursor) -> list[dict[str, Any]]:
+    """A query's rows as dicts, named by the cursor (no schema lookup per call)."""
+    cols = [d[0] for d in cursor.description]
+    return [dict(zip(cols, r, strict=True)) for r in cursor.fetchall()]
+
+
+def _evidence_mark(row: dict[str, Any]) -> EvidenceMark:
+    box = json.loads(row["box"]) if row["box"] else None
+    return EvidenceMark(**(_pick(row, EvidenceMark) | {"box": tuple(box) if box else None}))
 
 
 def _pick(row: dict[str, Any], model: type[Any]) -> dict[str, Any]:

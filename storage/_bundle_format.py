@@ -65,11 +65,8 @@ def _digest(fields: dict[str, Any]) -> str:
 
 
 def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
     with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(_CHUNK), b""):
-            h.update(chunk)
-    return h.hexdigest()
+        return _copy_hashing(f, None)
 
 
 def _copy_hashing(src: IO[bytes], dst: IO[bytes] | None) -> str:

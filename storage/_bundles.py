@@ -32,6 +32,7 @@ from storage._bundle_format import (
 )
 from storage._db import write
 from storage._history import now
+from storage._import import insert_index
 from storage._project import DB_NAME, Project
 from storage._records import Role
 from storage._schema import MIGRATIONS
@@ -336,14 +337,4 @@ def _media_rows(
         }
     )
     if ix is not None:
-        db.table("video_index").insert(
-            {
-                "sha256": sha,
-                "frame_count": ix.frame_count,
-                "width": ix.width,
-                "height": ix.height,
-                "fps": ix.fps,
-                "duration_s": ix.duration_s,
-                "data": json.dumps(ix.to_json()),
-            }
-        )
+        insert_index(db, sha, ix)

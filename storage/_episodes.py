@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from storage._bundle_format import file_sha256
 from storage._db import write
 from storage._episode_records import (
     ActionRecord,
@@ -64,6 +65,21 @@ _ACTION_COLUMNS = (
 )
 _ANOMALY_COLUMNS = "idx, kind, obj, params_json, tick, trigger_json, classification"
 _CONDITION_COLUMNS = "idx, predicate_json, text, value, witness_tick"
+
+
+def _upsert(table: str, columns: str) -> str:
+    names = [c.strip() for c in columns.split(",")]
+    updates = ", ".join(f"{c} = excluded.{c}" for c in names if c != "idx")
+    marks = ", ".join("?" * (len(names) + 1))
+    return (
+        f"INSERT INTO {table} (episode_id, {columns}) VALUES ({marks}) "
+        f"ON CONFLICT (episode_id, idx) DO UPDATE SET {updates}"
+    )
+
+
+# Built once: append() runs them for every batch of ticks.
+_UPSERT_ACTIONS = _upsert("sim_actions", _ACTION_COLUMNS)
+_UPSERT_ANOMALIES = _upsert("sim_anomalies", _ANOMALY_COLUMNS)
 
 
 class Episodes:
@@ -166,12 +182,8 @@ class Episodes:
                     f"episode {eid}: a tick or snapshot in this batch is already stored ({err}); "
                     "nothing from the batch was written"
                 ) from None
-            db.conn.executemany(
-                _upsert("sim_actions", _ACTION_COLUMNS), [(eid, *r) for r in action_rows]
-            )
-            db.conn.executemany(
-                _upsert("sim_anomalies", _ANOMALY_COLUMNS), [(eid, *r) for r in anomaly_rows]
-            )
+            db.conn.executemany(_UPSERT_ACTIONS, [(eid, *r) for r in action_rows])
+            db.conn.executemany(_UPSERT_ANOMALIES, [(eid, *r) for r in anomaly_rows])
 
     def finish(
         self,
@@ -219,7 +231,7 @@ class Episodes:
         a new recording of the same camera replaces the artifact row (the old file stays: media
         are never modified or deleted).
         """
-        from storage._import import _insert_media, _Media, _sha256, _stage  # import cycle
+        from storage._import import _insert_media, _Media, _stage  # import cycle
         from storage.media import MediaError, index_video
 
         path = Path(path)
@@ -236,7 +248,7 @@ class Episodes:
             index = index_video(path)
         except MediaError as e:
             raise EpisodeError(f"path: {e}") from None
-        media = _Media(path, _sha256(path), "video", index)
+        media = _Media(path, file_sha256(path), "video", index)
         staged = _stage(self._project, media, [])
         try:
             with write(self._db):
@@ -402,16 +414,6 @@ class Episodes:
         return self._db.execute(
             f"SELECT {columns} FROM {table} WHERE episode_id = ? ORDER BY idx", [eid]
         ).fetchall()
-
-
-def _upsert(table: str, columns: str) -> str:
-    names = [c.strip() for c in columns.split(",")]
-    updates = ", ".join(f"{c} = excluded.{c}" for c in names if c != "idx")
-    marks = ", ".join("?" * (len(names) + 1))
-    return (
-        f"INSERT INTO {table} (episode_id, {columns}) VALUES ({marks}) "
-        f"ON CONFLICT (episode_id, idx) DO UPDATE SET {updates}"
-    )
 
 
 def _dump(value: Mapping[str, Any], field: str) -> str:

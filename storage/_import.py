@@ -16,6 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import sqlite_utils
+
+from storage._bundle_format import file_sha256
 from storage._caseformat import CASE_FILE, CaseFile, CaseImportError, read_case_file
 from storage._db import write
 from storage._history import now
@@ -103,7 +106,7 @@ def _validate(folder: Path, say: Progress) -> _Case:
         probe_image(img_path)
     except MediaError as e:
         raise CaseImportError(f"{folder / CASE_FILE}: initial_image: {e}") from None
-    image = _Media(img_path, _sha256(img_path), "image")
+    image = _Media(img_path, file_sha256(img_path), "image")
     videos = []
     seen: dict[str, str] = {}
     for k, entry in enumerate(spec.videos):
@@ -112,7 +115,7 @@ def _validate(folder: Path, say: Progress) -> _Case:
             index = index_video(path)
         except MediaError as e:
             raise CaseImportError(f"{folder / CASE_FILE}: videos.{k}: {e}") from None
-        sha = _sha256(path)
+        sha = file_sha256(path)
         if sha in seen:
             raise CaseImportError(f"{folder / CASE_FILE}: videos.{k}: same file as {seen[sha]}")
         seen[sha] = entry.file
@@ -129,14 +132,6 @@ def _resolve(folder: Path, rel: str, field_name: str) -> Path:
     if not path.is_file():
         raise CaseImportError(f"{folder / CASE_FILE}: field '{field_name}': file {rel!r} not found")
     return path
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _rel_path(m: _Media) -> str:
@@ -216,7 +211,7 @@ def _insert_media(project: Project, m: _Media) -> None:
             m.index is not None
             and not db.execute("SELECT 1 FROM video_index WHERE sha256 = ?", [m.sha256]).fetchone()
         ):
-            _insert_index(project, m)  # a file stored without an index (older projects)
+            insert_index(db, m.sha256, m.index)  # a file stored without an index (older projects)
         return
     db.table("media").insert(
         {
@@ -229,15 +224,14 @@ def _insert_media(project: Project, m: _Media) -> None:
         }
     )
     if m.index is not None:
-        _insert_index(project, m)
+        insert_index(db, m.sha256, m.index)
 
 
-def _insert_index(project: Project, m: _Media) -> None:
-    assert m.index is not None
-    ix = m.index
-    project.db.table("video_index").insert(
+def insert_index(db: sqlite_utils.Database, sha256: str, ix: VideoIndex) -> None:
+    """Store the frame index of the video file ``sha256`` (import, bundles and episodes)."""
+    db.table("video_index").insert(
         {
-            "sha256": m.sha256,
+            "sha256": sha256,
             "frame_count": ix.frame_count,
             "width": ix.width,
             "height": ix.height,

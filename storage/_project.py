@@ -121,10 +121,6 @@ class Project:
             raise ProjectError(f"no case {case_id!r} in this project")
         return _case(rows[0])
 
-    def case_extra(self, case_id: str) -> dict[str, Any]:
-        row = self.db.table("cases").get(case_id)
-        return dict(json.loads(row["extra"] or "{}"))
-
     def videos(self, case_id: str | None = None) -> list[Video]:
         where, args = ("case_id = ?", [case_id]) if case_id else (None, [])
         return [_video(r) for r in self.db.table("videos").rows_where(where, args, order_by="id")]

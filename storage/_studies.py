@@ -130,20 +130,14 @@ class Studies(CalibrationMixin):
         if row is None:
             known = ", ".join(s.id for s in self.studies()) or "none yet"
             raise StudyError(f"no study {study_id!r} in this project (studies: {known})")
-        config: dict[str, Any] = json.loads(row[2] or "{}")
-        return Study(
-            id=row[0],
-            name=row[1],
-            raters_per_video=int(config.get("raters_per_video", 3)),
-            seed=int(config.get("seed", 0)),
-            human_success_rule=config.get("human_success_rule", "rated"),
-            created_at=row[3],
-        )
+        return _study(row)
 
     def studies(self) -> list[Study]:
         """Every study of the project, by id."""
-        ids = [r[0] for r in self._db.execute("SELECT id FROM studies ORDER BY id").fetchall()]
-        return [self.study(i) for i in ids]
+        rows = self._db.execute(
+            "SELECT id, name, config, created_at FROM studies ORDER BY id"
+        ).fetchall()
+        return [_study(r) for r in rows]
 
     def add_rater(self, rater_id: str, name: str = "") -> Rater:
         """Create a rater profile, or rename an existing one."""
@@ -385,3 +379,16 @@ class Studies(CalibrationMixin):
                 f"study {study_id!r} already has {n} assignment(s); {what} can no longer change "
                 "(create a new study instead)"
             )
+
+
+def _study(row: Sequence[Any]) -> Study:
+    """A ``studies`` row (id, name, config, created_at) as a record."""
+    config: dict[str, Any] = json.loads(row[2] or "{}")
+    return Study(
+        id=row[0],
+        name=row[1],
+        raters_per_video=int(config.get("raters_per_video", 3)),
+        seed=int(config.get("seed", 0)),
+        human_success_rule=config.get("human_success_rule", "rated"),
+        created_at=row[3],
+    )

@@ -17,14 +17,23 @@ legitimately split a goal differently. The lead can record a pass anyway, with a
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
-from annotation import GATES_ALL, Answer, Mark, Score, evaluate_subgoal, score
+from annotation import (
+    GATES_ALL,
+    Answer,
+    Mark,
+    Score,
+    SubgoalResult,
+    evaluate_subgoal,
+    score,
+    score_subgoals,
+)
 from storage._annotations import Annotations
 from storage._db import write
 from storage._history import History, now
@@ -245,7 +254,9 @@ class CalibrationMixin:
             case_id = self._db.execute(
                 "SELECT case_id FROM videos WHERE id = ?", [video_id]
             ).fetchone()[0]
-            live = ann.live_score(video_id, case_id, rater_id)
+            # one gate walk per video, shared by the score and the detailed differences
+            results = ann.results(video_id, case_id, rater_id)
+            live = score_subgoals(results)
             want = ref.score()
             complete = live.n_subgoals > 0 and not live.provisional
             diffs: list[str] = []
@@ -264,7 +275,7 @@ class CalibrationMixin:
             ):
                 if not ok:
                     diffs.append(f"{axis} {_f(a)} vs reference {_f(b)}: outside the tolerance")
-            diffs.extend(self._detail_diffs(ann, ref, video_id, case_id, rater_id))
+            diffs.extend(self._detail_diffs(ann, ref, video_id, case_id, rater_id, results))
             items.append(
                 CalibrationItem(
                     video_id=video_id,
@@ -335,9 +346,9 @@ class CalibrationMixin:
         video_id: str,
         case_id: str,
         rater_id: str,
+        results: Sequence[SubgoalResult],
     ) -> list[str]:
         plan = ann.plan(case_id, rater_id)
-        results = ann.results(video_id, case_id, rater_id)
         task, physics = ref.levels()
         out: list[str] = []
         if plan and len(plan) != len(task):

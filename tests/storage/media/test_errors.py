@@ -107,10 +107,10 @@ def test_corrupt_bytes_decode_or_raise_naming_the_frame(
         ).stdout.strip()
     )  # fmt: skip
     assert len(set(failed)) == dropped
-    if failed:
-        with pytest.raises(MediaError, match=r"corrupt\.mp4: truncated or corrupt: .*frame \d+"):
-            FrameStore.build(path, index, tmp_path / "corrupt.frames")
-        assert list(tmp_path.iterdir()) == []
+    assert failed, "the damage must hit decoded frames, or this test checks nothing"
+    with pytest.raises(MediaError, match=r"corrupt\.mp4: truncated or corrupt: .*frame \d+"):
+        FrameStore.build(path, index, tmp_path / "corrupt.frames")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_image_probe_rejects_text(make_file: MakeFile) -> None:
