@@ -115,8 +115,9 @@ def parse_scenario(text: str, *, source: str = "<scenario>") -> Scenario:
     try:
         return Scenario.model_validate(data)
     except ValidationError as e:
-        first = e.errors()[0]
-        where = _path(first["loc"])
+        # the most specific error: for "str or object" fields that is the object's own problem
+        first = max(e.errors(), key=lambda err: len(err["loc"]))
+        where = _path(first["loc"], data, first["type"])
         more = f" (and {len(e.errors()) - 1} more)" if len(e.errors()) > 1 else ""
         raise ScenarioError(f"{source}: {where}: {_message(first)}{more}") from None
 
@@ -129,19 +130,19 @@ def load_scenario(path: Path) -> Scenario:
     return parse_scenario(text, source=str(path))
 
 
-def _path(loc: tuple[int | str, ...]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif part in (
-            "str",
-            "WaitUntil",
-            "function-after[_ordered(), tuple[float, float, float, float]]",
-        ):
-            continue
-        else:
-            out += ("." if out else "") + str(part)
+def _path(loc: tuple[int | str, ...], data: Any, kind: str) -> str:
+    """The field path of an error in the user's terms, e.g. ``layout.objects[2].region``.
+
+    pydantic's locations also name the union member it tried (``str``, ``WaitUntil``, …); only
+    the parts that walk the document are kept, plus the key a missing/unknown-field error names.
+    """
+    out, cur = "", data
+    named = kind in ("missing", "extra_forbidden")
+    for n, part in enumerate(loc):
+        if isinstance(cur, list) and isinstance(part, int) and part < len(cur):
+            out, cur = out + f"[{part}]", cur[part]
+        elif isinstance(cur, dict) and (part in cur or (named and n == len(loc) - 1)):
+            out, cur = out + ("." if out else "") + str(part), cur.get(part)
     return out or "(top level)"
 
 

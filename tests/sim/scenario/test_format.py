@@ -60,6 +60,9 @@ def test_malformed_json_names_the_line() -> None:
         ({"anomalies": [{"kind": "explode", "obj": "brick_red", "at_tick": 3}]},
          r"anomalies\[0\]\.kind"),
         ({"format": "workbench-scenario/9"}, r"newer workbench"),
+        ({"reference": ["pick up the red brick", {"wait_untl": {}}]},
+         r"s\.json: reference\[1\]\.wait_until: required field is missing"),
+        ({"reference": [5]}, r"s\.json: reference\[0\]: "),
     ],
 )  # fmt: skip
 def test_structure_errors_name_the_field(over: dict[str, Any], message: str) -> None:
