@@ -67,11 +67,6 @@ class ArmBinding:
     root_body_id: int = -1  # the arm's base (child of the world or of a scene body)
     home: tuple[float, ...] = ()  # comfortable posture: the `home` keyframe, else mid-range
 
-    @classmethod
-    def bind(cls, model: mujoco.MjModel, spec: ArmSpec, prefix: str = "") -> ArmBinding:
-        """Resolve ``spec`` in ``model``; see :func:`bind_arm`."""
-        return bind_arm(model, spec, prefix)
-
     @property
     def n(self) -> int:
         return len(self.joint_ids)

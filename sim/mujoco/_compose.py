@@ -12,7 +12,6 @@ MuJoCo's own message, which carries the line number.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from pathlib import Path
 
 import mujoco  # type: ignore[import-untyped]
@@ -61,7 +60,7 @@ def compose_spec(
     *,
     mount_site: str = "arm_mount",
     prefix: str = "arm/",
-) -> tuple[mujoco.MjSpec, str]:
+) -> mujoco.MjSpec:
     """The scene with the arm attached, not yet compiled (so a caller can add to it)."""
     scene = load_spec(scene_xml)
     child = load_spec(arm.mjcf)
@@ -75,28 +74,7 @@ def compose_spec(
             f"(sites: {', '.join(sites) or 'none'})"
         )
     scene.attach(child, site=site, prefix=prefix)
-    return scene, prefix
-
-
-def add_welds(spec: mujoco.MjSpec, hand_body: str, bodies: Iterable[str]) -> list[str]:
-    """Add an inactive weld from ``hand_body`` to each named body; returns the weld names.
-
-    An optional crutch for handles and knobs: the controller grasps them by friction; a caller
-    that wants a guaranteed hold can activate ``weld/<body>`` (``data.eq_active``) at grasp time.
-    """
-    names = []
-    for body in bodies:
-        name = f"weld/{body}"
-        spec.add_equality(
-            name=name,
-            type=mujoco.mjtEq.mjEQ_WELD,
-            name1=hand_body,
-            name2=body,
-            objtype=mujoco.mjtObj.mjOBJ_BODY,
-            active=False,
-        )
-        names.append(name)
-    return names
+    return scene
 
 
 def compose(
@@ -107,6 +85,6 @@ def compose(
     prefix: str = "arm/",
 ) -> tuple[mujoco.MjModel, ArmBinding]:
     """Compile the scene with the arm attached at ``mount_site`` and bind the arm's names."""
-    spec, prefix = compose_spec(scene_xml, arm, mount_site=mount_site, prefix=prefix)
+    spec = compose_spec(scene_xml, arm, mount_site=mount_site, prefix=prefix)
     model = compile_spec(spec, f"{_label(scene_xml)} + {arm.mjcf.name}")
     return model, bind_arm(model, arm, prefix)

@@ -46,6 +46,9 @@ class Controller:
         self.planner = Planner(self.world)
         self._kp = np.array([float(model.actuator_gainprm[a, 0]) for a in arm.actuator_ids])
         self._gear = np.array([float(model.actuator_gear[a, 0]) for a in arm.actuator_ids])
+        # index lists for data.qpos/qvel/ctrl, built once (step() runs every control period)
+        self._qadr, self._dadr = list(arm.qpos_adr), list(arm.dof_adr)
+        self._acts, self._grips = list(arm.actuator_ids), list(arm.gripper_ids)
         # Feed gravity forward through the servo targets unless the model compensates it.
         self._feedforward = not any(model.body_gravcomp[b] for b in self.world.arm_bodies)
         self._bias = np.zeros(model.nv)
@@ -185,7 +188,7 @@ class Controller:
         s = self._s
         if s["q_ref"] is not None:
             return
-        q = np.array(data.qpos[list(self.arm.qpos_adr)], dtype=np.float64)
+        q = np.array(data.qpos[self._qadr], dtype=np.float64)
         self._set_pose_from_q(data, q)
         s["grip"] = float(np.clip(1.0 - open_fraction(self.model, self.arm, data.qpos), 0, 1))
 
@@ -252,8 +255,8 @@ class Controller:
     def _settled(self, data: mujoco.MjData, seg: dict[str, Any]) -> bool:
         if seg["settle"] <= 0 or float(data.time) - seg["t0"] - seg["dur"] >= seg["settle"]:
             return True
-        q = data.qpos[list(self.arm.qpos_adr)]
-        v = data.qvel[list(self.arm.dof_adr)]
+        q = data.qpos[self._qadr]
+        v = data.qvel[self._dadr]
         err = float(np.max(np.abs(q - np.array(self._s["q_ref"]))))
         return err < SETTLE_POS and float(np.max(np.abs(v))) < SETTLE_VEL
 
@@ -291,6 +294,6 @@ class Controller:
             kin.load(data)
             kin.set_arm(q)
             mujoco.mj_rne(self.model, kin.data, 0, self._bias)
-            ctrl += self._bias[list(self.arm.dof_adr)] / (self._gear * self._kp)
-        data.ctrl[list(self.arm.actuator_ids)] = ctrl
-        data.ctrl[list(self.arm.gripper_ids)] = self.world.gripper.ctrl(float(s["grip"]))
+            ctrl += self._bias[self._dadr] / (self._gear * self._kp)
+        data.ctrl[self._acts] = ctrl
+        data.ctrl[self._grips] = self.world.gripper.ctrl(float(s["grip"]))

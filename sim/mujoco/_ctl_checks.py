@@ -10,11 +10,10 @@ from typing import Any
 
 import numpy as np
 
-from sim.mujoco._ctl_world import World
+from sim.mujoco._ctl_world import EMPTY, World
 from sim.mujoco._gripper import open_fraction
 
 PLACE_TOL = 0.02  # m between the object's bottom centre and the place target
-EMPTY = 0.03  # jaw opening fraction below which the gripper has closed on nothing
 
 
 def check_segment(

@@ -29,6 +29,13 @@ PLACE_GAP = 0.003  # release with the object's bottom this far above the target
 RETREAT = 0.08  # m straight up after releasing
 
 
+def handle_grasp(lo: Vec, hi: Vec) -> Vec:
+    """Where the pads' centre holds a handle with box (lo, hi): its middle, at most
+    ``GRASP_DEPTH`` below its top (before clearing what the fingers sweep over)."""
+    z = max(float(lo[2] + hi[2]) / 2, float(hi[2]) - GRASP_DEPTH)
+    return np.array([(lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, z])
+
+
 def _rz(a: float) -> Vec:
     c, s = math.cos(a), math.sin(a)
     return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
@@ -64,10 +71,10 @@ class Planner:
         w, g = self.w, self.w.gripper
         lo, hi = w.box(body)
         if handle:
-            z = max(float(lo[2] + hi[2]) / 2, float(hi[2]) - GRASP_DEPTH)
+            centre = handle_grasp(lo, hi)
         else:
             z = max(float(hi[2]) - GRASP_DEPTH, float(lo[2]) + g.depth + TABLE_GAP)
-        centre = np.array([(lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, z])
+            centre = np.array([(lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, z])
         yaw, width = w.choose_yaw(
             data,
             refs,
@@ -81,7 +88,9 @@ class Planner:
         gap = min(g.gap_open, width + OPEN_MARGIN)
         # Fingertips stay above whatever the fingers sweep over: the table, a console, the
         # brick under the one being picked.
-        z = max(z, w.under_fingers(centre, yaw, width, gap, body) + g.depth + TABLE_GAP)
+        z = max(
+            float(centre[2]), w.under_fingers(centre, yaw, width, gap, body) + g.depth + TABLE_GAP
+        )
         centre[2] = z
         r = Route(refs.pos, refs.yaw, refs.grip)
         self._approach(r, centre, z, yaw, gap, body)

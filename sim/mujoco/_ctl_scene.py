@@ -7,6 +7,8 @@ next ``mj_forward``, and a controller that read them would not replay identicall
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import mujoco  # type: ignore[import-untyped]
 import numpy as np
 from numpy.typing import NDArray
@@ -34,11 +36,6 @@ def body_box(model: mujoco.MjModel, data: mujoco.MjData, body: int) -> tuple[Vec
     """World axis-aligned box (lo, hi) around a body's geoms."""
     pts = body_corners(model, data, body)
     return pts.min(axis=0), pts.max(axis=0)
-
-
-def extent_along(pts: Vec, axis: Vec) -> tuple[float, float]:
-    proj = pts @ axis
-    return float(proj.min()), float(proj.max())
 
 
 def obstacle_geoms(model: mujoco.MjModel, arm_bodies: frozenset[int]) -> IntArray:
@@ -69,6 +66,25 @@ def _segment_hits_box(p0: Vec, p1: Vec, lo: Vec, hi: Vec) -> bool:
     return True
 
 
+def _tallest(
+    model: mujoco.MjModel,
+    data: mujoco.MjData,
+    geoms: IntArray,
+    exclude: frozenset[int],
+    near: Callable[[Vec, Vec], bool],
+) -> float:
+    """Highest top of the geoms (bodies not excluded) whose world box (lo, hi) is ``near``."""
+    top = -np.inf
+    for g in geoms:
+        if int(model.geom_bodyid[g]) in exclude:
+            continue
+        corners = geom_corners(model, data, int(g))
+        lo, hi = corners.min(axis=0), corners.max(axis=0)
+        if hi[2] > top and near(lo, hi):
+            top = float(hi[2])
+    return float(top)
+
+
 def corridor_top(
     model: mujoco.MjModel,
     data: mujoco.MjData,
@@ -79,17 +95,14 @@ def corridor_top(
     exclude: frozenset[int] = frozenset(),
 ) -> float:
     """Highest top of the geoms within ``radius`` of the floor-plane segment p0-p1."""
-    top = -np.inf
-    for g in geoms:
-        if int(model.geom_bodyid[g]) in exclude:
-            continue
-        pts = geom_corners(model, data, int(g))
-        lo, hi = pts.min(axis=0), pts.max(axis=0)
-        if hi[2] <= top:
-            continue
-        if _segment_hits_box(p0[:2], p1[:2], lo[:2] - radius, hi[:2] + radius):
-            top = float(hi[2])
-    return float(top)
+    a, b = p0[:2], p1[:2]
+    return _tallest(
+        model,
+        data,
+        geoms,
+        exclude,
+        lambda lo, hi: _segment_hits_box(a, b, lo[:2] - radius, hi[:2] + radius),
+    )
 
 
 def top_under(
@@ -101,19 +114,16 @@ def top_under(
     exclude: frozenset[int],
 ) -> float:
     """Highest top of the geoms (not excluded) within ``radius`` of any of ``points`` in xy."""
-    top = -np.inf
     pts = np.asarray(points, dtype=np.float64).reshape(-1, 3)[:, :2]
-    for g in geoms:
-        if int(model.geom_bodyid[g]) in exclude:
-            continue
-        corners = geom_corners(model, data, int(g))
-        lo, hi = corners.min(axis=0), corners.max(axis=0)
-        if hi[2] <= top:
-            continue
-        inside = np.all((pts > lo[:2] - radius) & (pts < hi[:2] + radius), axis=1)
-        if bool(np.any(inside)):
-            top = float(hi[2])
-    return float(top)
+    return _tallest(
+        model,
+        data,
+        geoms,
+        exclude,
+        lambda lo, hi: bool(
+            np.any(np.all((pts > lo[:2] - radius) & (pts < hi[:2] + radius), axis=1))
+        ),
+    )
 
 
 def touching(

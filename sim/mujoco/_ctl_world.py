@@ -26,11 +26,12 @@ from sim.mujoco._ctl_scene import (
     touching,
 )
 from sim.mujoco._gripper import Gripper, measure_gripper, open_fraction
-from sim.mujoco._ik import Kinematics, down_rotation, jaw_yaw
+from sim.mujoco._ik import Kinematics, copy_configuration, down_rotation, jaw_yaw
 
 Vec = NDArray[np.float64]
 
 CLEAR = 0.03  # m kept between anything carried (or the fingertips) and obstacles below
+EMPTY = 0.03  # jaw opening fraction below which the gripper has closed on nothing
 TWO_PI = 2.0 * math.pi
 
 
@@ -69,10 +70,7 @@ class World:
 
     def update(self, data: mujoco.MjData) -> None:
         """Mirror the live configuration (positions and contacts) into the sensing scratch."""
-        self.sense.qpos[:] = data.qpos
-        if self.model.nmocap:
-            self.sense.mocap_pos[:] = data.mocap_pos
-            self.sense.mocap_quat[:] = data.mocap_quat
+        copy_configuration(self.model, data, self.sense)
         mujoco.mj_fwdPosition(self.model, self.sense)
 
     def box(self, body: int) -> tuple[Vec, Vec]:
@@ -93,7 +91,7 @@ class World:
         need = 2 if len(self.gripper.finger_bodies) >= 2 else 1
         return (
             self.fingers_on(body) >= need
-            and open_fraction(self.model, self.arm, self.sense.qpos) > 0.03
+            and open_fraction(self.model, self.arm, self.sense.qpos) > EMPTY
         )
 
     def bottom_centre(self, body: int) -> Vec:

@@ -48,6 +48,14 @@ def jaw_yaw(rot: Vec, jaw: Vec) -> float:
     return float(np.arctan2(a[1], a[0]))
 
 
+def copy_configuration(model: mujoco.MjModel, src: mujoco.MjData, dst: mujoco.MjData) -> None:
+    """Copy what positions the scene (``qpos``, mocap poses) from ``src`` into ``dst``."""
+    dst.qpos[:] = src.qpos
+    if model.nmocap:
+        dst.mocap_pos[:] = src.mocap_pos
+        dst.mocap_quat[:] = src.mocap_quat
+
+
 def rotation_error(target: Vec, current: Vec) -> Vec:
     """World-frame rotation vector taking ``current`` to ``target`` (|angle| <= pi)."""
     qt, qc, res = np.zeros(4), np.zeros(4), np.zeros(3)
@@ -111,10 +119,7 @@ class Kinematics:
 
     def load(self, data: mujoco.MjData) -> None:
         """Copy the scene configuration (not the arm's target) from ``data``."""
-        self.data.qpos[:] = data.qpos
-        if self.model.nmocap:
-            self.data.mocap_pos[:] = data.mocap_pos
-            self.data.mocap_quat[:] = data.mocap_quat
+        copy_configuration(self.model, data, self.data)
 
     def set_arm(self, q: Vec) -> None:
         self.data.qpos[self.qadr] = q

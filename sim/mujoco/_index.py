@@ -16,14 +16,7 @@ from numpy.typing import NDArray
 
 from sim.mujoco._annotations import Annotation
 from sim.mujoco._arm import WB6, ArmBinding, ArmSpec, actuated_joints, subtree
-from sim.mujoco._scene import (
-    compiled,
-    load_scene_info,
-    read_annotations,
-    scene_path,
-    solid_geoms,
-)
-from sim.world._graph import Attr
+from sim.mujoco._scene import compiled, load_scene_info, scene_annotations, solid_geoms
 from sim.world._layout import SceneInfo
 
 IntArray = NDArray[np.int64]
@@ -65,18 +58,13 @@ class SceneIndex:
     free_dadr: IntArray
     movable: IntArray  # indices of objects with a free joint (the ones that can be "in")
     loose: tuple[bool, ...]  # per object: has a free joint
-    geom_obj: IntArray  # per geom: object index or -1
     geom_code: IntArray  # per geom: object index, FINGER - slot for gripper fingers, else -1
-    n_fingers: int
     box_geoms: IntArray  # solid geoms of all objects, grouped by object
     box_starts: IntArray  # start of each object's group in box_geoms
     box_centre: NDArray[np.float64] | None  # their local box centres (None: all at the origin)
     box_half: NDArray[np.float64]  # their local box half sizes
     articulations: tuple[Articulation, ...]
     interiors: tuple[tuple[int, int, NDArray[np.float64]], ...]  # (object, site, half size)
-    interior_obj: IntArray  # the same, as arrays for the per-tick test
-    interior_site: IntArray
-    interior_half: NDArray[np.float64]
     handles: dict[str, int]  # object id -> handle body
     hidden_when_shut: frozenset[int]  # openable containers: what is inside them is not visible
     static_on: frozenset[tuple[str, str, str]]  # fixed furniture standing on the table
@@ -84,16 +72,31 @@ class SceneIndex:
     def index(self, obj: str) -> int:
         return self.ids.index(obj)
 
-    def default_attrs(self, i: int) -> dict[str, Attr]:
-        return dict(self.notes[self.ids[i]].attrs)
+    def box_range(self, i: int) -> slice:
+        """Where object ``i``'s solid geoms are in ``box_geoms`` (and its local boxes)."""
+        stop = int(self.box_starts[i + 1]) if i + 1 < len(self.box_starts) else len(self.box_geoms)
+        return slice(int(self.box_starts[i]), stop)
+
+    def world_boxes(
+        self, data: mujoco.MjData, part: slice = slice(None)
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """World-aligned (lo, hi) of the solid geoms ``box_geoms[part]`` in ``data``."""
+        g = self.box_geoms[part]
+        rot = data.geom_xmat.take(g, axis=0).reshape(-1, 3, 3)
+        centre = data.geom_xpos.take(g, axis=0)
+        if self.box_centre is not None:
+            centre = centre + (rot @ self.box_centre[part, :, None])[:, :, 0]
+        half = (np.abs(rot) @ self.box_half[part, :, None])[:, :, 0]
+        return centre - half, centre + half
 
 
 @functools.cache
 def scene_index(family: str, arm: ArmSpec = WB6) -> SceneIndex:
     """The index of ``family`` composed with ``arm`` (cached, like the compiled model)."""
     model, binding = compiled(family, arm)
-    notes = read_annotations(model, scene_path(family).name)
-    return build_index(family, model, binding, notes, load_scene_info(family, arm))
+    return build_index(
+        family, model, binding, scene_annotations(family, arm), load_scene_info(family, arm)
+    )
 
 
 def build_index(
@@ -159,18 +162,13 @@ def build_index(
         free_dadr=free_d,
         movable=np.flatnonzero(free_q >= 0).astype(np.int64),
         loose=tuple(bool(q >= 0) for q in free_q),
-        geom_obj=geom_obj,
         geom_code=geom_code,
-        n_fingers=len(fingers),
         box_geoms=box_geoms,
         box_starts=starts,
         box_centre=aabb[:, :3].copy() if np.any(aabb[:, :3]) else None,
         box_half=aabb[:, 3:].copy(),
         articulations=tuple(arts),
         interiors=tuple(interiors),
-        interior_obj=np.array([i for i, _, _ in interiors], dtype=np.int64),
-        interior_site=np.array([s for _, s, _ in interiors], dtype=np.int64),
-        interior_half=np.array([h for _, _, h in interiors], dtype=np.float64).reshape(-1, 3),
         handles=handles,
         hidden_when_shut=frozenset(shut),
         static_on=_standing(info),

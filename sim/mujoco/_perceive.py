@@ -54,14 +54,9 @@ def perceive(
     rels: set[Relation] = set(scene.static_on)
 
     # object boxes: world AABB of each object's solid geoms
-    g = scene.box_geoms
-    rot = data.geom_xmat.take(g, axis=0).reshape(-1, 3, 3)
-    centre = data.geom_xpos.take(g, axis=0)
-    if scene.box_centre is not None:
-        centre = centre + (rot @ scene.box_centre[:, :, None])[:, :, 0]
-    half = (np.abs(rot) @ scene.box_half[:, :, None])[:, :, 0]
-    lo = np.minimum.reduceat(centre - half, scene.box_starts, axis=0)
-    hi = np.maximum.reduceat(centre + half, scene.box_starts, axis=0)
+    geom_lo, geom_hi = scene.world_boxes(data)
+    lo = np.minimum.reduceat(geom_lo, scene.box_starts, axis=0)
+    hi = np.maximum.reduceat(geom_hi, scene.box_starts, axis=0)
     size = (hi - lo) * 0.5
 
     # contacts: supports and grasps. A plain loop over the contact list beats a dozen numpy

@@ -114,33 +114,33 @@ def set_pose(
     data.qvel[d : d + 6] = 0.0
 
 
-def interior_top(scene: SceneIndex, data: mujoco.MjData, container: str) -> float:
-    """World z of the top face of a container's interior box (its current pose)."""
+def _interior(scene: SceneIndex, container: str) -> tuple[int, Vec]:
+    """The interior site of ``container`` and its half size (local frame)."""
     i = scene.index(container)
     for obj, site, half in scene.interiors:
         if obj == i:
-            rot = data.site_xmat[site].reshape(3, 3)
-            return float(data.site_xpos[site][2] + np.abs(rot[2]) @ half)
+            return site, half
     raise LayoutError(f"{container!r} has no interior to put things in")
+
+
+def interior_top(scene: SceneIndex, data: mujoco.MjData, container: str) -> float:
+    """World z of the top face of a container's interior box (its current pose)."""
+    site, half = _interior(scene, container)
+    rot = data.site_xmat[site].reshape(3, 3)
+    return float(data.site_xpos[site][2] + np.abs(rot[2]) @ half)
 
 
 def interior_half_xy(scene: SceneIndex, data: mujoco.MjData, container: str) -> tuple[float, float]:
     """Half extents in x and y of a container's interior box, world-aligned."""
-    i = scene.index(container)
-    for obj, site, half in scene.interiors:
-        if obj == i:
-            rot = np.abs(data.site_xmat[site].reshape(3, 3))
-            return float(rot[0] @ half), float(rot[1] @ half)
-    raise LayoutError(f"{container!r} has no interior to put things in")
+    site, half = _interior(scene, container)
+    rot = np.abs(data.site_xmat[site].reshape(3, 3))
+    return float(rot[0] @ half), float(rot[1] @ half)
 
 
 def interior_centre(scene: SceneIndex, data: mujoco.MjData, container: str) -> Vec:
-    i = scene.index(container)
-    for obj, site, _ in scene.interiors:
-        if obj == i:
-            out: Vec = data.site_xpos[site].copy()
-            return out
-    raise LayoutError(f"{container!r} has no interior to put things in")
+    site, _ = _interior(scene, container)
+    out: Vec = data.site_xpos[site].copy()
+    return out
 
 
 def support_top(
@@ -156,16 +156,7 @@ def support_top(
     ``foot`` is the half size of the footprint around ``xy``. Geoms are compared by their
     world boxes, which is exact for the box-and-cylinder furniture of our scenes.
     """
-    i = scene.index(support)
-    start = int(scene.box_starts[i])
-    stop = int(scene.box_starts[i + 1]) if i + 1 < len(scene.box_starts) else len(scene.box_geoms)
-    geoms = scene.box_geoms[start:stop]
-    rot = data.geom_xmat[geoms].reshape(-1, 3, 3)
-    centre = data.geom_xpos[geoms].copy()
-    if scene.box_centre is not None:
-        centre += (rot @ scene.box_centre[start:stop, :, None])[:, :, 0]
-    half = (np.abs(rot) @ scene.box_half[start:stop, :, None])[:, :, 0]
-    lo, hi = centre - half, centre + half
+    lo, hi = scene.world_boxes(data, scene.box_range(scene.index(support)))
     over = (
         (lo[:, 0] < xy[0] + foot[0])
         & (hi[:, 0] > xy[0] - foot[0])

@@ -50,11 +50,20 @@ def compiled(family: str, arm: ArmSpec = WB6) -> tuple[mujoco.MjModel, ArmBindin
 
 
 @functools.cache
+def scene_annotations(family: str, arm: ArmSpec = WB6) -> dict[str, Annotation]:
+    """The checked ``object:ID`` annotations of a family's compiled model (cached).
+
+    Callers must not modify the returned dict.
+    """
+    model, _ = compiled(family, arm)
+    return read_annotations(model, scene_path(family).name)
+
+
+@functools.cache
 def load_scene_info(family: str, arm: ArmSpec = WB6) -> SceneInfo:
     """What the layout sampler and the symbolic mode know about a family (cached)."""
     model, _ = compiled(family, arm)
-    file = scene_path(family).name
-    return scene_info(model, read_annotations(model, file), family, file)
+    return scene_info(model, scene_annotations(family, arm), family, scene_path(family).name)
 
 
 def read_scene(path: Path) -> tuple[mujoco.MjModel, dict[str, Annotation], SceneInfo]:

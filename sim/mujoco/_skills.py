@@ -18,7 +18,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from sim.mujoco._controller import Controller
-from sim.mujoco._ctl_plan import GRASP_DEPTH
+from sim.mujoco._ctl_plan import handle_grasp
 from sim.mujoco._ctl_scene import body_box
 from sim.mujoco._index import Articulation, SceneIndex
 from sim.mujoco._placing import interior_centre, interior_half_xy, interior_top, support_top
@@ -152,13 +152,11 @@ def handle_path(
 ) -> list[Vec]:
     """Grasp-point waypoints that carry the joint from its value now to ``goal``.
 
-    The grasp point is where the planner grasps a handle (centre of its box, at most
-    ``GRASP_DEPTH`` below its top); the path moves it rigidly with the joint: a straight line
-    along a slide, an arc about a hinge's axis through its anchor.
+    The grasp point is where the planner grasps a handle (:func:`handle_grasp`); the path moves
+    it rigidly with the joint: a straight line along a slide, an arc about a hinge's axis
+    through its anchor.
     """
-    lo, hi = body_box(scene.model, data, handle)
-    grasp = np.array([(lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, 0.0])
-    grasp[2] = max(float(lo[2] + hi[2]) / 2, float(hi[2]) - GRASP_DEPTH)
+    grasp = handle_grasp(*body_box(scene.model, data, handle))
     axis = data.xaxis[art.joint].copy()
     change = goal - float(data.qpos[art.qadr])
     if int(scene.model.jnt_type[art.joint]) == mujoco.mjtJoint.mjJNT_SLIDE:

@@ -69,7 +69,8 @@ def random_layout(rng: np.random.Generator) -> Layout:
 
 
 def build(arm: ArmSpec, layout: Layout) -> tuple[mujoco.MjModel, ArmBinding]:
-    spec, prefix = compose_spec(CHECK_TABLE, arm)
+    prefix = "arm/"
+    spec = compose_spec(CHECK_TABLE, arm, prefix=prefix)
     for name, (x, y, yaw, hx, hy, hz) in zip(BOXES, layout.boxes, strict=True):
         body = spec.body(name)
         body.pos = [x, y, TABLE_Z + hz]

@@ -11,7 +11,6 @@ continues bit-identically and :meth:`state_hash` can prove it.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import mujoco  # type: ignore[import-untyped]
@@ -26,11 +25,11 @@ from sim.mujoco._placing import arm_home, park, place_all, set_attrs
 from sim.mujoco._render import Views
 from sim.mujoco._skills import effect_missing, start_skill
 from sim.mujoco._state import WorldState, digest, from_snapshot, to_snapshot
-from sim.world._actions import Action, Check, Verdict
+from sim.world._actions import Action, Check, Verb, Verdict
 from sim.world._graph import SceneGraph
 from sim.world._layout import Layout, sample_layout
 from sim.world._protocol import Anomaly, Outcome, TickReport
-from sim.world._rules import check, heat_step
+from sim.world._rules import check, heat_step, set_cooked
 
 SETTLE_SECONDS = 0.5
 
@@ -119,7 +118,7 @@ class PhysicsWorld:
         g = verdict.grounded
         before = self.controller.state()
         picked_from = dict(self.s.picked_from)
-        if action.verb.value == "pick" and g is not None and g.obj is not None:
+        if action.verb is Verb.PICK and g is not None and g.obj is not None:
             node = self._graph.nodes[g.obj]
             picked_from[g.obj] = (node.pos[0], node.pos[1])
         skill = start_skill(
@@ -136,7 +135,7 @@ class PhysicsWorld:
         self.s.picked_from = picked_from
         self.s.skill = skill
         self.s.verdict, self.s.started = verdict, self.s.tick
-        self.s.wait_left = action.ticks if action.verb.value == "wait" else 0
+        self.s.wait_left = action.ticks if action.verb is Verb.WAIT else 0
         return verdict
 
     def tick(self) -> TickReport:
@@ -198,14 +197,9 @@ class PhysicsWorld:
     def _cook(self, graph: SceneGraph) -> SceneGraph:
         """Integrate cooking over the tick (the world owns the levels; physics has no heat)."""
         levels = heat_step(graph, self.delta)
-        if not levels:
-            return graph
-        nodes = dict(graph.nodes)
         for obj, level in sorted(levels.items()):
-            level = round(level, 6)
-            self.s.extra.setdefault(obj, {})["cooked"] = level
-            nodes[obj] = replace(nodes[obj], attrs={**nodes[obj].attrs, "cooked": level})
-        return graph.replace(nodes=nodes)
+            self.s.extra.setdefault(obj, {})["cooked"] = round(level, 6)
+        return set_cooked(graph, levels)
 
     def _controller_report(self) -> dict[str, Any]:
         ctl = self.controller

@@ -29,6 +29,7 @@ from sim.world._rules import (
     check,
     free_spot,
     heat_step,
+    set_cooked,
     symbolic_ticks,
     with_cooking,
 )
@@ -69,6 +70,7 @@ __all__ = [
     "heat_step",
     "parse_command",
     "sample_layout",
+    "set_cooked",
     "symbolic_ticks",
     "with_cooking",
 ]

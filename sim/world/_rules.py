@@ -217,8 +217,10 @@ def free_spot(
 ) -> tuple[float, float] | None:
     """The free place on ``surface`` nearest to where ``obj`` is now, within reach.
 
-    Deterministic: a grid search ordered by distance, then x, then y. Used when an agent says
-    "put it on the table" without saying where; both modes pick the same spot.
+    Deterministic: a grid search ordered by distance, then x, then y. The symbolic mode's
+    answer to "put it on the table" without saying where. The physics world has its own search
+    (``sim/mujoco/_skills.py``: box footprints, from where the object was picked, always an
+    answer), so the two modes may put the object in different free spots; relations agree.
     """
     n, s = g.nodes[obj], g.nodes[surface]
     radius = math.hypot(n.size[0], n.size[1])
@@ -274,7 +276,11 @@ def heat_step(g: SceneGraph, dt: float) -> dict[str, float]:
 
 
 def with_cooking(g: SceneGraph, dt: float) -> SceneGraph:
-    levels = heat_step(g, dt)
+    return set_cooked(g, heat_step(g, dt))
+
+
+def set_cooked(g: SceneGraph, levels: Mapping[str, float]) -> SceneGraph:
+    """``g`` with these ``cooked`` levels (rounded to 1e-6, as both modes store them)."""
     if not levels:
         return g
     nodes = dict(g.nodes)
@@ -307,6 +313,7 @@ __all__ = [
     "check",
     "free_spot",
     "heat_step",
+    "set_cooked",
     "symbolic_ticks",
     "with_cooking",
 ]

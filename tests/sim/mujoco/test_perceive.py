@@ -89,7 +89,7 @@ def test_layout_attrs_set_joints_and_carry_the_rest() -> None:
 
 
 def test_held_needs_two_fingers() -> None:
-    """Closing the jaws by hand on a brick lifted between them makes it held; one finger not."""
+    """Not held on the table; held once the jaws close by hand on the brick between them."""
     w = _world("stack", Placement("brick_red", at=(0.0, 0.0)))
     scene, model, data = w.scene, w.model, w.data
     assert not w.graph.holds("held", "brick_red", GRIPPER)

@@ -193,10 +193,8 @@ def test_anomalies_change_the_graph_at_once(stack: PhysicsWorld) -> None:
 
 
 def test_render_every_camera(stack: PhysicsWorld) -> None:
-    try:
+    try:  # no skip without GL: the Makefile sets MUJOCO_GL=egl and videos depend on it
         frames = {cam: stack.render(cam, 160, 120) for cam in stack.cameras}
-    except RuntimeError as exc:  # no GL at all on this machine
-        pytest.skip(str(exc))
     finally:
         stack.close()
     for cam, img in frames.items():
