@@ -33,6 +33,7 @@ from annotation._agreement_table import (
 )
 from annotation._bootstrap import CaseBootstrap, percentile_ci
 from annotation._consensus import consensus
+from annotation._errors import UserError
 from annotation._gates import (
     GATES_ALL,
     PHYSICS_GATES,
@@ -117,6 +118,7 @@ __all__ = [
     "Score",
     "SubgoalResult",
     "TaskOutcome",
+    "UserError",
     "Walk",
     "ablation_table",
     "aggregate",

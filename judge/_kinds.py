@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
+from annotation import UserError
 from judge._jobkind import JobContext, JobError, JobFunction, JobOutcome
 from storage import Project
 
@@ -26,7 +27,7 @@ KIND_MODULES = ["judge._kinds", "judge._video_job"]
 F = TypeVar("F", bound=JobFunction)
 
 
-class UnknownJobKindError(LookupError):
+class UnknownJobKindError(UserError, LookupError):
     """A job names a kind no loaded module registered."""
 
 

@@ -6,13 +6,14 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from annotation import UserError
 from judge._pipeline._config import MODES
 from storage import Project
 
 JUDGE_KIND = "judge.video"
 
 
-class QueueError(ValueError):
+class QueueError(UserError, ValueError):
     """Nothing was queued; the message says why."""
 
 

@@ -20,6 +20,7 @@ from annotation import (
     Answer,
     LiveScore,
     SubgoalResult,
+    UserError,
     evaluate_subgoal,
     score_subgoals,
 )
@@ -30,7 +31,7 @@ from storage._records import EvidenceMark, Rating, Subgoal
 GATES = GATES_ALL
 
 
-class AnnotationError(ValueError):
+class AnnotationError(UserError, ValueError):
     """A user edit that cannot be applied; the project is unchanged."""
 
 

@@ -26,7 +26,7 @@ from typing import IO, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from annotation import GATES_ALL, Answer
+from annotation import GATES_ALL, Answer, UserError
 from storage._records import Clutter, Domain
 
 FORMAT = "rollout-workbench/bundle@1"
@@ -41,7 +41,7 @@ _SAFE_ID = r"^[A-Za-z0-9_.-]{1,80}$"
 M = TypeVar("M", bound=BaseModel)
 
 
-class BundleError(ValueError):
+class BundleError(UserError, ValueError):
     """A bundle that cannot be used; the message names the file. Nothing was changed."""
 
 

@@ -12,13 +12,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from annotation import UserError
 from storage._records import Clutter, Domain, Role
 
 FORMAT = "rollout-workbench/case@1"
 CASE_FILE = "case.json"
 
 
-class CaseImportError(ValueError):
+class CaseImportError(UserError, ValueError):
     """A case folder that cannot be imported; the message names the file and the problem."""
 
 

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import sqlite_utils
 
+from annotation import UserError
+
 BUSY_TIMEOUT_MS = 10_000
 
 Migration = Callable[[sqlite_utils.Database], None]
@@ -58,7 +60,7 @@ def schema_version(db: sqlite_utils.Database) -> int:
     return int(row[0]) if row else 0
 
 
-class SchemaTooNewError(RuntimeError):
+class SchemaTooNewError(UserError, RuntimeError):
     """The project was written by a newer version of the workbench."""
 
 

@@ -16,11 +16,13 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Literal, TypeVar
 
+from annotation import UserError
+
 Truth = Literal["T", "F", "U"]
 _E = TypeVar("_E", bound=StrEnum)
 
 
-class EpisodeError(ValueError):
+class EpisodeError(UserError, ValueError):
     """Bad input for an episode (unknown value, bad JSON, wrong state); nothing was written."""
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import sqlite_utils
 
-from annotation import GATES_ALL, Score
+from annotation import GATES_ALL, Score, UserError
 from storage._db import write
 from storage._history import now
 from storage._judge_records import (
@@ -45,7 +45,7 @@ from storage._judge_records import (
 )
 
 
-class JudgeRunError(ValueError):
+class JudgeRunError(UserError, ValueError):
     """A judge-run operation that cannot be applied (unknown run, wrong status)."""
 
 

@@ -13,11 +13,12 @@ from typing import Any
 
 import sqlite_utils
 
+from annotation import UserError
 from storage._db import write
 from storage._history import now
 
 
-class ProfileNotFoundError(LookupError):
+class ProfileNotFoundError(UserError, LookupError):
     """No profile with that name in this project."""
 
 

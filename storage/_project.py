@@ -13,6 +13,7 @@ from typing import Any
 
 import sqlite_utils
 
+from annotation import UserError
 from storage._annotations import Annotations
 from storage._db import connect, migrate, write
 from storage._episodes import Episodes
@@ -27,7 +28,7 @@ from storage.media import VideoIndex
 DB_NAME = "project.sqlite"
 
 
-class ProjectError(RuntimeError):
+class ProjectError(UserError, RuntimeError):
     """A folder that is not a usable project."""
 
 

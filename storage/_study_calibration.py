@@ -30,6 +30,7 @@ from annotation import (
     Mark,
     Score,
     SubgoalResult,
+    UserError,
     evaluate_subgoal,
     score,
     score_subgoals,
@@ -42,7 +43,7 @@ TASK_TOLERANCE = 34.0  # one Task level of a one-subgoal video is 33.3 on the 0â
 PHYSICS_TOLERANCE = 25.0  # one Physics level of a one-subgoal window is 25
 
 
-class StudyError(ValueError):
+class StudyError(UserError, ValueError):
     """A study operation that cannot be done; the project is unchanged."""
 
 

@@ -12,6 +12,7 @@ import difflib
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
+from annotation import UserError
 from sim.contracts._compound import Accepted, AllOf, AnyOf, Not
 from sim.contracts._predicates import (
     COMPARISONS,
@@ -28,7 +29,7 @@ from sim.contracts._predicates import (
 from sim.world import Verb
 
 
-class ContractError(ValueError):
+class ContractError(UserError, ValueError):
     """A contract or predicate in a scenario file that is malformed; the message has the path."""
 
 

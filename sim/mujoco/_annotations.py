@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from annotation import UserError
 from sim.world._graph import TAGS, Attr
 
 PREFIX = "object:"
@@ -24,7 +25,7 @@ KEYS = frozenset(
 )
 
 
-class SceneError(ValueError):
+class SceneError(UserError, ValueError):
     """A scene file that cannot be used; the message names the file (and object, if any)."""
 
 

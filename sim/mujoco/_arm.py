@@ -19,6 +19,8 @@ from pathlib import Path
 import mujoco  # type: ignore[import-untyped]
 import numpy as np
 
+from annotation import UserError
+
 _ARMS = Path(str(files("resources"))) / "sim" / "arms"
 
 
@@ -32,7 +34,7 @@ class ArmSpec:
     gripper_actuators: tuple[str, ...]
 
 
-class ArmSpecError(ValueError):
+class ArmSpecError(UserError, ValueError):
     """An arm file or spec that cannot be used; the message names the file and the culprit."""
 
 

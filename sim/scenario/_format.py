@@ -16,10 +16,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from annotation import UserError
+
 FORMAT = "workbench-scenario/1"
 
 
-class ScenarioError(ValueError):
+class ScenarioError(UserError, ValueError):
     """A scenario file that cannot be used; the message names the file and the field."""
 
 

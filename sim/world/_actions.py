@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from annotation import UserError
+
 
 class Verb(StrEnum):
     PICK = "pick"
@@ -90,7 +92,7 @@ class Action:
         return f"{v.value.replace('_', ' ')} {self.obj}"
 
 
-class ActionFormatError(ValueError):
+class ActionFormatError(UserError, ValueError):
     """A command or structured action that is not an action at all (parse level)."""
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from annotation import UserError
 from sim.world._graph import Attr, Vec3
 
 
@@ -78,7 +79,7 @@ class Placed:
     relation: str  # "on" | "in"
 
 
-class LayoutError(ValueError):
+class LayoutError(UserError, ValueError):
     """A layout that cannot be realised (unknown object, no room)."""
 
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from annotation import UserError
 
-class MediaError(Exception):
+
+class MediaError(UserError):
     """A media file could not be used.
 
     ``str(err)`` names the file and says what is wrong in words a user can act on, for example
