@@ -71,7 +71,7 @@ from storage._records import (
     Subgoal,
     Video,
 )
-from storage._settings import Settings, load_settings
+from storage._settings import Settings, SettingsError, load_settings
 from storage._studies import Assignment, PanelSelection, Studies, Study, StudyVideo
 from storage._study_calibration import (
     CalibrationItem,
@@ -148,6 +148,7 @@ __all__ = [
     "SchemaTooNewError",
     "ScoreFn",
     "Settings",
+    "SettingsError",
     "Studies",
     "Study",
     "StudyError",

@@ -8,6 +8,7 @@
 | WB_FRAME_STORE_QUALITY| 95           | JPEG quality of the seek cache (exact decode on idle) |
 | WB_HOP_FRAMES         | 10           | frames jumped by "hop" in the player                  |
 | WB_CONFIG_DIR         | platformdirs | where recent projects and shortcut overrides live     |
+| WB_LOG_DIR            | platformdirs | where a bug's traceback is written (path is shown)    |
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ import getpass
 from pathlib import Path
 
 import platformdirs
-from pydantic import Field
+from pydantic import Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from annotation import UserError
 
 
 def _default_rater() -> str:
@@ -40,7 +43,22 @@ class Settings(BaseSettings):
     config_dir: Path = Field(
         default_factory=lambda: Path(platformdirs.user_config_dir("rollout-workbench"))
     )
+    log_dir: Path = Field(
+        default_factory=lambda: Path(platformdirs.user_log_dir("rollout-workbench"))
+    )
+
+
+class SettingsError(UserError, ValueError):
+    """A ``WB_`` environment variable with a value the workbench cannot use."""
 
 
 def load_settings() -> Settings:
-    return Settings()
+    """The settings in force; a bad ``WB_`` variable is refused by name."""
+    try:
+        return Settings()
+    except ValidationError as e:
+        problems = "; ".join(
+            f"WB_{'_'.join(str(p) for p in err['loc']).upper()}: {err['msg']}"
+            for err in e.errors()
+        )
+        raise SettingsError(f"bad setting: {problems}") from None

@@ -25,14 +25,29 @@ from app.cli import (
 
 
 class _Group(click.Group):
+    """The CLI's one error boundary.
+
+    A :class:`UserError` is the user's to fix: one line naming what and why, exit 2. Anything else
+    is a bug: one line saying so and where its traceback was written, exit 1. Click's own
+    exceptions (usage errors, --help, Ctrl+C) pass through to click.
+    """
+
     def invoke(self, ctx: click.Context) -> Any:
-        from app.cli._errors import USER_ERRORS
+        from annotation import UserError
 
         try:
             return super().invoke(ctx)
-        except USER_ERRORS as e:
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except UserError as e:
             click.secho(f"error: {e}", fg="red", err=True)
             sys.exit(2)
+        except Exception as e:
+            from app._bug_report import bug_message, command_line, write_bug_report
+
+            path = write_bug_report(e, where=command_line())
+            click.secho(f"error: {bug_message(e, path)}", fg="red", err=True)
+            sys.exit(1)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

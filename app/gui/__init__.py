@@ -2,26 +2,56 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
+
+from annotation import UserError
+
+
+class NoDisplayError(UserError):
+    """The window was asked for on a machine with no display to show it on."""
+
+
+def check_display() -> None:
+    """Refuse, in words, to open a window where Qt would abort the process without one."""
+    platform = os.environ.get("QT_QPA_PLATFORM", "")
+    if platform and not platform.startswith(("xcb", "wayland")):
+        return  # offscreen, vnc, eglfs …: the user chose a platform that needs no display
+    if sys.platform.startswith("linux") and not (
+        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+    ):
+        raise NoDisplayError(
+            "no display: `workbench gui` needs an X11 or Wayland session (DISPLAY is not set); "
+            "on a remote machine use `ssh -X`, or `xvfb-run workbench gui` for a virtual one"
+        )
 
 
 def run_gui(project: Path | None = None) -> int:
     """Open the workbench (on ``project`` if given) and run the event loop."""
-    import sys
+    from storage import load_settings
+
+    settings = load_settings()  # a bad WB_ setting is refused before any window appears
+    check_display()
 
     from PySide6.QtWidgets import QApplication
 
+    from app.gui._errors import ErrorBoundary
     from app.gui._main_window import MainWindow
-    from storage import load_settings
 
     app = QApplication.instance() or QApplication(sys.argv)
     app.setApplicationName("Rollout Workbench")
     app.setOrganizationName("rollout-workbench")
-    window = MainWindow(load_settings())
+    window = MainWindow(settings)
+    boundary = ErrorBoundary(window)
+    boundary.install()
     window.show()
     if project is not None:
         window.open_project(Path(project), create=not (Path(project) / "project.sqlite").exists())
-    return int(app.exec())
+    try:
+        return int(app.exec())
+    finally:
+        boundary.uninstall()
 
 
-__all__ = ["run_gui"]
+__all__ = ["NoDisplayError", "check_display", "run_gui"]

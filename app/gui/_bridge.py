@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -81,8 +82,9 @@ class Bridge:
         if err is not None:
             if on_error:
                 on_error(err)
-            else:
+            else:  # the GUI's error boundary (sys.excepthook, see app/gui/_errors.py) shows it
                 log.error("background work on %s failed: %s", channel, err)
+                sys.excepthook(type(err), err, err.__traceback__)
             return
         if on_done:
             on_done(fut.result())
