@@ -43,7 +43,7 @@ from sim.episode import (
     make_world,
     open_scenario,
 )
-from sim.scenario._shipped import shipped
+from sim.scenario import shipped
 from storage import Project
 
 

@@ -28,8 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 
-from sim.mujoco._arm import LAB7, WB6, ArmSpec
-from sim.mujoco._trial import CONTROL_STEPS, pick_place_trial, random_layout
+from sim.mujoco import CONTROL_STEPS, LAB7, WB6, ArmSpec, pick_place_trial, random_layout
 
 ARMS = {"wb6": WB6, "lab7": LAB7}
 GOAL = 0.98

@@ -25,14 +25,22 @@ def build_demo_project(
     progress: Callable[[str], None] | None = None,
     simulate: bool = True,
 ) -> ImportReport:
-    """Generate the demo cases (and episodes) into ``project_dir`` (created if missing)."""
+    """Generate the demo cases (and episodes) into ``project_dir`` (created if missing).
+
+    With ``simulate`` the MuJoCo episodes need a working OpenGL platform: that is checked
+    first, so a machine that cannot render gets :class:`~sim.mujoco.RenderUnavailableError`
+    before anything is written (no half-built project).
+    """
+    if simulate:
+        from sim.mujoco import require_rendering
+
+        require_rendering()
+    from sim.episode import write_sim_cases
     from sim.synthetic import write_demo_cases
 
     with tempfile.TemporaryDirectory(prefix="wb-demo-") as tmp:
         write_demo_cases(Path(tmp), seed=seed, progress=progress)
         with Project.open_or_create(project_dir) as project:
             if simulate and not project.episodes.list():
-                from sim.episode._demo import write_sim_cases
-
                 write_sim_cases(project, Path(tmp), progress=progress)
             return import_cases(project, Path(tmp), progress=progress)

@@ -24,8 +24,7 @@ def list_scenarios() -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from sim.scenario import load_scenario
-    from sim.scenario._shipped import shipped
+    from sim.scenario import load_scenario, shipped
 
     table = Table("name", "family", "title", "Δ s", box=None)
     for name, path in shipped().items():
@@ -68,9 +67,13 @@ def run(
     from sim.episode import open_scenario, run_episode
     from storage import Project
 
-    bound = open_scenario(scenario)
     if videos and mode == "symbolic":
         raise click.UsageError("the symbolic mode renders nothing; use --mode physics for video")
+    if videos:  # before MuJoCo is loaded (so the platform can still be chosen) and any writing
+        from sim.mujoco import require_rendering
+
+        require_rendering()
+    bound = open_scenario(scenario)
     with Project.open_or_create(project_dir) as project:
         ep = run_episode(
             bound, mode=mode, agent=agent, seed=seed, project=project, videos=videos,
@@ -161,7 +164,7 @@ def episodes(project_dir: Path) -> None:
 @click.option("--trials", default=3, show_default=True, type=click.IntRange(min=0))
 def check(mjcf: Path, ee_site: str, arm_joints: str, gripper: str, trials: int) -> None:
     """Check that an arm MJCF can be driven: names, limits, actuators, reach, pick-and-place."""
-    from sim.mujoco import ArmSpec, ArmSpecError, check_arm
+    from sim.mujoco import ArmSpec, check_arm
 
     spec = ArmSpec(
         mjcf=mjcf,
@@ -169,11 +172,7 @@ def check(mjcf: Path, ee_site: str, arm_joints: str, gripper: str, trials: int) 
         arm_joints=tuple(j.strip() for j in arm_joints.split(",") if j.strip()),
         gripper_actuators=tuple(g.strip() for g in gripper.split(",") if g.strip()),
     )
-    try:
-        report = check_arm(spec, trials=trials)
-    except (ArmSpecError, ValueError) as e:
-        click.secho(f"error: {e}", fg="red", err=True)
-        sys.exit(2)
+    report = check_arm(spec, trials=trials)  # an ArmSpecError is the user's: one line, exit 2
     joints = ", ".join(spec.arm_joints)
     click.echo(f"arm: {report.arm} · {len(spec.arm_joints)} joints ({joints}) · site {ee_site}")
     r = report.reach

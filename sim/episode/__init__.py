@@ -14,6 +14,7 @@ from sim.episode._build import (
     replay_episode,
     run_episode,
 )
+from sim.episode._demo import SIM_CASES, write_sim_cases
 from sim.episode._runner import EpisodeRunner, RunState, Sink
 from sim.episode._sinks import SqliteSink, VideoSink
 from sim.episode._trace import (
@@ -29,6 +30,7 @@ __all__ = [
     "ARMS",
     "MODES",
     "RUN_STATUSES",
+    "SIM_CASES",
     "ActionEntry",
     "Agent",
     "AnomalyEntry",
@@ -50,4 +52,5 @@ __all__ = [
     "open_scenario",
     "replay_episode",
     "run_episode",
+    "write_sim_cases",
 ]

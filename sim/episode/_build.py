@@ -16,8 +16,7 @@ from typing import Any
 from sim.episode._agents import Agent, ReplayAgent, ScriptedAgent
 from sim.episode._runner import EpisodeRunner, Sink
 from sim.episode._sinks import SqliteSink, VideoSink
-from sim.scenario import BoundScenario, ScenarioError, bind, schedule_from_json
-from sim.scenario._shipped import resolve
+from sim.scenario import BoundScenario, ScenarioError, bind, resolve, schedule_from_json
 from sim.world import Action, SceneInfo, World
 from storage import EpisodeError, EpisodeRecord, Project
 
@@ -31,6 +30,13 @@ def scene_info(family: str) -> SceneInfo:
     from sim.mujoco import load_scene_info
 
     return load_scene_info(family)
+
+
+def _require_rendering() -> None:
+    """Refuse before an episode row or a video is written when nothing can render a frame."""
+    from sim.mujoco import require_rendering
+
+    require_rendering()
 
 
 def open_scenario(ref: str) -> BoundScenario:
@@ -85,6 +91,8 @@ def run_episode(
     arm: str = "wb6",
 ) -> Episode:
     """Run one episode to the end, recording into ``project`` when given."""
+    if videos:
+        _require_rendering()
     world = make_world(bound, mode, arm=arm)
     sinks: list[Sink] = []
     db: SqliteSink | None = None
@@ -189,6 +197,8 @@ def fork_episode(
     decisions up to ``tick`` and records from there, still with the recorded decisions (so it
     reproduces the original's hashes; other deciders arrive with issues 6–8).
     """
+    if videos:
+        _require_rendering()
     ep, bound, decisions = recorded(project, episode_id)
     if not 0 <= tick <= ep.ticks:
         raise EpisodeError(f"tick {tick} is outside episode {ep.id[:8]} (0–{ep.ticks})")

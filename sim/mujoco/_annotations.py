@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from annotation import UserError
-from sim.world._graph import TAGS, Attr
+from sim.world import TAGS, Attr
 
 PREFIX = "object:"
 KEYS = frozenset(

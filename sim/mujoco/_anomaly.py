@@ -17,7 +17,7 @@ from sim.mujoco._index import SceneIndex
 from sim.mujoco._placing import park
 from sim.mujoco._scene import geoms_box
 from sim.mujoco._state import WorldState
-from sim.world._protocol import ANOMALY_KINDS, Anomaly
+from sim.world import ANOMALY_KINDS, Anomaly
 
 
 def inject(scene: SceneIndex, data: mujoco.MjData, anomaly: Anomaly, state: WorldState) -> None:

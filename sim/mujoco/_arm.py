@@ -208,6 +208,19 @@ def bind_arm(model: mujoco.MjModel, spec: ArmSpec, prefix: str = "") -> ArmBindi
         acts.append(servos[0])
     if not spec.arm_joints:
         raise ArmSpecError(f"{file}: the spec lists no arm joints")
+    if not spec.gripper_actuators:
+        # the names a lab would pick from: actuators that do not drive one of the arm joints
+        others = [
+            name[len(prefix) :]
+            for a in range(model.nu)
+            if a not in acts
+            and (name := mujoco.mj_id2name(model, obj.mjOBJ_ACTUATOR, a) or "").startswith(prefix)
+            and name
+        ]
+        raise ArmSpecError(
+            f"{file}: a gripper actuator is required, and the spec names none "
+            f"(other actuators in the file: {', '.join(map(repr, others)) or 'none'})"
+        )
     grippers, g_open, g_closed = [], [], []
     for name in spec.gripper_actuators:
         a = _lookup(model, obj.mjOBJ_ACTUATOR, model.nu, name, prefix, file, "actuator")

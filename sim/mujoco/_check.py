@@ -19,6 +19,7 @@ import mujoco  # type: ignore[import-untyped]
 import numpy as np
 
 from sim.mujoco._arm import ArmBinding, ArmSpec, bind_arm
+from sim.mujoco._check_warnings import explain_warnings, mujoco_warnings
 from sim.mujoco._compose import compile_spec, compose, load_spec
 from sim.mujoco._gripper import measure_gripper
 from sim.mujoco._ik import Kinematics, down_rotation
@@ -138,24 +139,32 @@ def reach_summary(model: mujoco.MjModel, arm: ArmBinding, n: int = 6) -> dict[st
 
 
 def check_arm(spec: ArmSpec, *, trials: int = 3) -> ArmReport:
-    """Check an arm end to end; raises ArmSpecError for a file or names that cannot work."""
-    file = spec.mjcf.name
-    model = compile_spec(load_spec(spec.mjcf), file)
-    arm = bind_arm(model, spec)
-    names, msgs = _inspect(model, spec, arm)
-    msgs += _options(model, file)
-    scene, bound = compose(CHECK_TABLE, spec)
-    reach = reach_summary(scene, bound)
-    if reach["fraction"] < 0.9:
-        msgs.append(
-            f"error: the gripper reaches only {reach['fraction']:.0%} of the check table's poses"
-        )
-    succeeded = 0
-    for seed in range(trials):
-        result = pick_place_trial(spec, random_layout(np.random.default_rng(seed)))
-        succeeded += result.ok
-        if not result.ok:
-            msgs.append(f"error: pick-and-place trial {seed} failed: {result.reason}")
+    """Check an arm end to end; raises ArmSpecError for a file or names that cannot work.
+
+    MuJoCo's own warnings (printed by MuJoCo once per simulation, so once per trial) are
+    collected instead and become one message each in the report (:mod:`._check_warnings`).
+    """
+    with mujoco_warnings() as heard:
+        file = spec.mjcf.name
+        model = compile_spec(load_spec(spec.mjcf), file)
+        arm = bind_arm(model, spec)
+        names, msgs = _inspect(model, spec, arm)
+        msgs += _options(model, file)
+        scene, bound = compose(CHECK_TABLE, spec)
+        reach = reach_summary(scene, bound)
+        if reach["fraction"] < 0.9:
+            msgs.append(
+                f"error: the gripper reaches only {reach['fraction']:.0%} of the check table's "
+                "poses"
+            )
+        succeeded = 0
+        for seed in range(trials):
+            heard.stage = f"trial {seed}"
+            result = pick_place_trial(spec, random_layout(np.random.default_rng(seed)))
+            succeeded += result.ok
+            if not result.ok:
+                msgs.append(f"error: pick-and-place trial {seed} failed: {result.reason}")
+    msgs += explain_warnings(heard, scene, trials=trials)
     return ArmReport(
         arm=file, names=names, reach=reach, trials=trials, succeeded=succeeded, messages=msgs
     )

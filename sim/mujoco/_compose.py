@@ -37,6 +37,8 @@ def load_spec(source: Path | str) -> mujoco.MjSpec:
         if isinstance(source, str) and source.lstrip().startswith("<"):
             return mujoco.MjSpec.from_string(source)
         path = Path(source)
+        if path.is_dir():
+            raise ArmSpecError(f"{path}: is a directory, not an MJCF file (give the .xml file)")
         if not path.is_file():
             raise ArmSpecError(f"{label}: no such file ({path})")
         return mujoco.MjSpec.from_file(str(path))

@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 from sim.mujoco._arm import ArmBinding
 from sim.mujoco._ctl_checks import check_segment
 from sim.mujoco._ctl_plan import RETREAT, Plan, Planner
-from sim.mujoco._ctl_route import Route, min_jerk
+from sim.mujoco._ctl_route import Route, along, min_jerk
 from sim.mujoco._ctl_world import PlanError, Refs, World, wrap
 from sim.mujoco._gripper import open_fraction
 from sim.mujoco._ik import jaw_yaw, mat_to_quat, quat_to_mat, slerp
@@ -225,14 +225,18 @@ class Controller:
             q = np.array(seg["q0"]) + k * (np.array(seg["q"]) - np.array(seg["q0"]))
             self._set_pose_from_q(data, q)
             return
-        if seg["kind"] != "cart":
+        if seg["kind"] == "path":
+            pos, yaw_k = along(np.array(seg["p0"]), float(seg["y0"]), seg, k)
+        elif seg["kind"] == "cart":
+            pos = np.array(seg["p0"]) + k * (np.array(seg["pos"]) - np.array(seg["p0"]))
+            yaw_k = seg["y0"] + k * (seg["yaw"] - seg["y0"])
+        else:
             return
-        pos = np.array(seg["p0"]) + k * (np.array(seg["pos"]) - np.array(seg["p0"]))
         if seg["slerp"]:
             quat = slerp(seg["r0"], mat_to_quat(self.world.rot(seg["yaw"])), k)
             yaw = seg["yaw"] if k >= 1.0 else float(s["yaw_ref"])
         else:
-            yaw = seg["y0"] + k * (seg["yaw"] - seg["y0"])
+            yaw = yaw_k
             quat = mat_to_quat(self.world.rot(yaw))
         kin = self.world.kin
         kin.load(data)

@@ -201,6 +201,7 @@ class Planner:
         heading0: float | None = None
         yaw = r.yaw
         prev = r.pos.copy()
+        points, yaws = [], []
         for p in path:
             p = np.asarray(p, dtype=np.float64)
             step = p - prev
@@ -211,10 +212,11 @@ class Planner:
                     turn = wrap(turn - math.pi)
                 yaw += turn
                 heading0 = h
-            r.move("follow", p, yaw, speed=SLOW * 1.4)
+            points.append(p)
+            yaws.append(yaw)
             prev = p
-        r.segments[-1]["check"] = "held"
-        r.segments[-1]["settle"] = 0.2
+        # one sweep, not a move per waypoint: the arm would stop at each (see _ctl_route)
+        r.path("follow", points, yaws, speed=SLOW * 1.4, settle=0.2, check="held")
         r.hold("release", 0.35, grip=self.w.gripper.grip_for_gap(gap))
         r.move("retreat", r.pos + np.array([0.0, 0.0, RETREAT]), check="released")
         return self._finish(data, refs, r, {"body": body})

@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 from sim.mujoco._annotations import Annotation
 from sim.mujoco._arm import WB6, ArmBinding, ArmSpec, actuated_joints, subtree
 from sim.mujoco._scene import compiled, load_scene_info, scene_annotations, solid_geoms
-from sim.world._layout import SceneInfo
+from sim.world import SceneInfo
 
 IntArray = NDArray[np.int64]
 

@@ -26,8 +26,7 @@ import mujoco  # type: ignore[import-untyped]
 import numpy as np
 
 from sim.mujoco._index import FINGER, SceneIndex
-from sim.world._graph import GRIPPER, Attr, Node, Relation, SceneGraph
-from sim.world._rules import OPEN_AT
+from sim.world import GRIPPER, OPEN_AT, Attr, Node, Relation, SceneGraph
 
 UPSIDE_DOWN = -0.5  # body z axis · world z below this: the object lies upside down
 VERTICAL = 0.7  # |normal z| above this is a support contact (within ~45° of vertical)

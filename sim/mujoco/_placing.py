@@ -19,8 +19,7 @@ from numpy.typing import NDArray
 
 from sim.mujoco._arm import gripper_qpos
 from sim.mujoco._index import SceneIndex
-from sim.world._graph import Attr
-from sim.world._layout import LayoutError, Placed
+from sim.world import Attr, LayoutError, Placed
 
 DROP = 0.002  # m: objects start this far above their support and settle onto it
 PARK_X = 3.0  # m: parked objects sit on the floor from here on, 0.4 m apart

@@ -1,8 +1,9 @@
 """Offscreen views of a physics world: one cached renderer per image size, named cameras.
 
 Creating a ``mujoco.Renderer`` opens a GL context, which costs far more than a frame, so renderers
-are kept per (width, height) until :meth:`Views.close`. The GL backend is chosen when mujoco is
-first imported (``MUJOCO_GL=egl`` headless, as the Makefile sets for tests). Heaters that are on
+are kept per (width, height) until :meth:`Views.close`. The GL platform is chosen before mujoco
+is imported (:mod:`sim.mujoco._gl`); commands that render call ``require_rendering`` before they
+write anything, so a context that fails here is a platform that broke since. Heaters that are on
 glow: a geom named ``<object>_glow`` is drawn bright while the object's ``on`` attribute holds.
 """
 
@@ -13,8 +14,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from sim.mujoco._arm import subtree
+from sim.mujoco._gl import INSTALL, RenderUnavailableError, loaded_platform
 from sim.mujoco._index import SceneIndex
-from sim.world._graph import SceneGraph
+from sim.world import SceneGraph
 
 GLOW = np.array([1.0, 0.35, 0.05, 1.0], dtype=np.float32)
 
@@ -46,8 +48,11 @@ class Views:
             try:
                 renderer = mujoco.Renderer(self.model, height, width)
             except Exception as exc:  # GL context failures come as several exception types
-                raise RuntimeError(
-                    f"cannot open an offscreen GL context ({exc}); headless, set MUJOCO_GL=egl"
+                platform = loaded_platform() or ""
+                name = f"MUJOCO_GL={platform}" if platform else "MuJoCo's default platform"
+                hint = INSTALL.get(platform, INSTALL["egl"])
+                raise RenderUnavailableError(
+                    f"cannot open an offscreen OpenGL context with {name} ({exc}); install {hint}"
                 ) from exc
             # Planar reflections double the cost of a frame under software GL (llvmpipe) and
             # add nothing a rater needs; shadows stay: they show contact and height.

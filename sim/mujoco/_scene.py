@@ -21,7 +21,7 @@ from numpy.typing import NDArray
 from sim.mujoco._annotations import PREFIX, Annotation, SceneError, parse_annotation
 from sim.mujoco._arm import WB6, ArmBinding, ArmSpec, subtree
 from sim.mujoco._compose import compose
-from sim.world._layout import ObjectInfo, SceneInfo
+from sim.world import ObjectInfo, SceneInfo
 
 FAMILIES = ("kitchen", "tidy", "stack")
 CAMERAS = ("head", "wrist", "top", "front")

@@ -22,9 +22,7 @@ from sim.mujoco._ctl_plan import handle_grasp
 from sim.mujoco._ctl_scene import body_box
 from sim.mujoco._index import Articulation, SceneIndex
 from sim.mujoco._placing import interior_centre, interior_half_xy, interior_top, support_top
-from sim.world._actions import Verb, Verdict
-from sim.world._graph import SceneGraph
-from sim.world._rules import DIRECTION_VECTORS, OPEN_AT
+from sim.world import DIRECTION_VECTORS, OPEN_AT, SceneGraph, Verb, Verdict
 
 Vec = NDArray[np.float64]
 

@@ -15,8 +15,7 @@ from typing import Any
 import mujoco  # type: ignore[import-untyped]
 import numpy as np
 
-from sim.world._actions import Verdict
-from sim.world._graph import Attr
+from sim.world import Attr, Verdict
 
 SNAPSHOT_VERSION = 1
 STATE = mujoco.mjtState.mjSTATE_INTEGRATION

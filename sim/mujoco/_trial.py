@@ -89,17 +89,31 @@ def home_data(model: mujoco.MjModel, prefix: str = "arm/") -> mujoco.MjData:
     return data
 
 
+_UNSTABLE = (
+    mujoco.mjtWarning.mjWARN_BADQPOS,
+    mujoco.mjtWarning.mjWARN_BADQVEL,
+    mujoco.mjtWarning.mjWARN_BADQACC,
+)
+
+
+def unstable(data: mujoco.MjData) -> bool:
+    """Whether MuJoCo found NaN or huge positions, velocities or accelerations (and reset)."""
+    return any(int(data.warning[w].number) > 0 for w in _UNSTABLE)
+
+
 def run_skill(
     model: mujoco.MjModel, data: mujoco.MjData, ctl: Controller, max_seconds: float = 20.0
 ) -> tuple[int, float, float]:
-    """Step until the skill ends; (control steps, controller wall s, physics wall s)."""
+    """Step until the skill ends or the simulation becomes unstable; (control steps,
+    controller wall s, physics wall s)."""
     steps, t_ctl, t_phys = 0, 0.0, 0.0
-    end = data.time + max_seconds
+    # counted in steps, not data.time: MuJoCo resets an unstable simulation to time 0
+    budget = math.ceil(max_seconds / (CONTROL_STEPS * float(model.opt.timestep)))
     while True:
         t0 = time.perf_counter()
         ctl.step(data)
         t1 = time.perf_counter()
-        if not ctl.busy or data.time > end:
+        if not ctl.busy or steps >= budget or unstable(data):
             t_ctl += t1 - t0
             return steps, t_ctl, t_phys
         for _ in range(CONTROL_STEPS):
@@ -146,7 +160,9 @@ def pick_place_trial(arm: ArmSpec, layout: Layout) -> TrialResult:
             ctl.place(data, np.array([*layout.target, TABLE_Z]))
         steps, t_ctl, t_phys = run_skill(model, data, ctl)
         total = [total[0] + steps, total[1] + t_ctl, total[2] + t_phys]
-        if ctl.busy:
+        if unstable(data):
+            reason = f"{skill}: the simulation became unstable"
+        elif ctl.busy:
             reason = f"{skill}: timed out in {ctl.phase}"
         elif ctl.outcome != "ok":
             reason = f"{skill}: {ctl.outcome}"

@@ -25,11 +25,21 @@ from sim.mujoco._placing import arm_home, park, place_all, set_attrs
 from sim.mujoco._render import Views
 from sim.mujoco._skills import effect_missing, start_skill
 from sim.mujoco._state import WorldState, digest, from_snapshot, to_snapshot
-from sim.world._actions import Action, Check, Verb, Verdict
-from sim.world._graph import SceneGraph
-from sim.world._layout import Layout, sample_layout
-from sim.world._protocol import Anomaly, Outcome, TickReport
-from sim.world._rules import check, heat_step, set_cooked
+from sim.world import (
+    Action,
+    Anomaly,
+    Check,
+    Layout,
+    Outcome,
+    SceneGraph,
+    TickReport,
+    Verb,
+    Verdict,
+    check,
+    heat_step,
+    sample_layout,
+    set_cooked,
+)
 
 SETTLE_SECONDS = 0.5
 

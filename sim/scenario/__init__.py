@@ -9,6 +9,7 @@ from sim.scenario._bind import (
     schedule_to_json,
 )
 from sim.scenario._format import FORMAT, Scenario, ScenarioError, load_scenario, parse_scenario
+from sim.scenario._shipped import resolve, scenario_dir, shipped
 
 __all__ = [
     "FORMAT",
@@ -20,6 +21,9 @@ __all__ = [
     "bind",
     "load_scenario",
     "parse_scenario",
+    "resolve",
+    "scenario_dir",
     "schedule_from_json",
     "schedule_to_json",
+    "shipped",
 ]

@@ -10,7 +10,7 @@ from sim.world._actions import (
     Verdict,
     parse_command,
 )
-from sim.world._graph import GRIPPER, GraphDiff, Node, Relation, SceneGraph, diff
+from sim.world._graph import GRIPPER, TAGS, Attr, GraphDiff, Node, Relation, SceneGraph, diff
 from sim.world._grounder import SYNONYMS, Resolution, ground
 from sim.world._layout import (
     Layout,
@@ -24,6 +24,7 @@ from sim.world._layout import (
 from sim.world._protocol import ANOMALY_KINDS, Anomaly, Outcome, TickReport, World
 from sim.world._rules import (
     COOK_SECONDS,
+    DIRECTION_VECTORS,
     OPEN_AT,
     apply,
     check,
@@ -38,12 +39,15 @@ __all__ = [
     "ANOMALY_KINDS",
     "COOK_SECONDS",
     "DIRECTIONS",
+    "DIRECTION_VECTORS",
     "GRIPPER",
     "OPEN_AT",
     "SYNONYMS",
+    "TAGS",
     "Action",
     "ActionFormatError",
     "Anomaly",
+    "Attr",
     "Check",
     "GraphDiff",
     "Grounded",

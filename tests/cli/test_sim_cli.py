@@ -101,3 +101,25 @@ def test_check_accepts_both_arms_and_names_what_is_wrong(tmp_path: Path) -> None
                   "--gripper", "gripper"])  # fmt: skip
     assert out.returncode == 2 and "broken.xml" in out.stderr and "line" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_check_errors_say_what_to_fix(tmp_path: Path) -> None:
+    joints = ",".join(WB6.arm_joints)
+    out = _check([str(WB6.mjcf), "--ee-site", WB6.ee_site, "--arm-joints", joints,
+                  "--gripper", " , "])  # fmt: skip
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert "wb6.xml: a gripper actuator is required" in out.stderr and "'gripper'" in out.stderr
+    out = _check([str(tmp_path), "--ee-site", WB6.ee_site, "--arm-joints", joints,
+                  "--gripper", "gripper"])  # fmt: skip
+    assert out.returncode == 2 and f"{tmp_path}: is a directory, not an MJCF file" in out.stderr
+    # a servo far too stiff: MuJoCo warns in every trial; the command says it once, its way
+    xml = WB6.mjcf.read_text().replace('kp="2000"', 'kp="2e9"')
+    stiff = tmp_path / "stiff.xml"
+    stiff.write_text(xml.replace('forcerange="-250 250"', 'forcerange="-1e12 1e12"'))
+    out = run("check", str(stiff), "--ee-site", WB6.ee_site, "--arm-joints", joints,
+              "--gripper", "gripper", "--trials", "2")  # fmt: skip
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "WARNING" not in out.stdout + out.stderr
+    warned = [ln for ln in out.stdout.splitlines() if ln.startswith("warning:")]
+    assert len(warned) == 1 and "became unstable" in warned[0] and "2 of 2 trials" in warned[0]
+    assert "joint 'shoulder_pan'" in warned[0] and "not usable" in out.stdout

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from sim.episode import admit_scenario, fork_episode, open_scenario, replay_episode, run_episode
-from sim.scenario._shipped import shipped
+from sim.scenario import shipped
 from storage import Project
 
 NAMES = sorted(shipped())

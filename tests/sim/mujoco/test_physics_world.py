@@ -204,7 +204,7 @@ def test_render_every_camera(stack: PhysicsWorld) -> None:
         stack.render("side")
 
 
-PLAN = {0: "pick up the red brick", 40: "put the red brick on the blue brick"}
+PLAN = {0: "pick up the red brick", 45: "put the red brick on the blue brick"}
 
 
 def _run(w: PhysicsWorld, start: int, stop: int, snap_at: int = -1) -> tuple[dict[int, str], dict]:
@@ -225,8 +225,8 @@ def test_same_seed_and_actions_give_the_same_hashes_and_restore_replays() -> Non
     a.reset(5)
     b.reset(5)
     assert a.state_hash() == b.state_hash()
-    ha, snap = _run(a, 0, 75, snap_at=25)
-    hb, _ = _run(b, 0, 75)
+    ha, snap = _run(a, 0, 100, snap_at=25)
+    hb, _ = _run(b, 0, 100)
     assert ha == hb
     assert a.graph.holds("on", "brick_red", "brick_blue")
 
@@ -234,6 +234,6 @@ def test_same_seed_and_actions_give_the_same_hashes_and_restore_replays() -> Non
     c.reset(99)  # a different start, wholly replaced by the snapshot
     c.restore(json.loads(json.dumps(snap)))  # snapshots survive JSON
     assert c.tick_index == 25 and c.busy  # mid-pick
-    hc, _ = _run(c, 25, 75)
+    hc, _ = _run(c, 25, 100)
     assert hc == {k: v for k, v in ha.items() if k > 25}
     assert c.graph == a.graph.replace()
