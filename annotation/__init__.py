@@ -33,7 +33,17 @@ from annotation._agreement_table import (
 )
 from annotation._bootstrap import CaseBootstrap, percentile_ci
 from annotation._consensus import consensus
+from annotation._disagreements import Disagreement, DisagreementQueue, disagreement_queue
 from annotation._errors import UserError
+from annotation._gate_rules import (
+    GateMode,
+    GateRuleError,
+    allowed_answers,
+    blocked_answers,
+    check_answer,
+    check_answers,
+    enabled_gates,
+)
 from annotation._gates import (
     GATES_ALL,
     PHYSICS_GATES,
@@ -103,9 +113,13 @@ __all__ = [
     "CaseBootstrap",
     "CoverageRow",
     "CoverageTable",
+    "Disagreement",
+    "DisagreementQueue",
     "Evaluator",
     "Gate",
+    "GateMode",
     "GateRecord",
+    "GateRuleError",
     "IccResult",
     "Leaderboard",
     "LeaderboardRow",
@@ -123,11 +137,17 @@ __all__ = [
     "ablation_table",
     "aggregate",
     "agreement_table",
+    "allowed_answers",
     "bias",
+    "blocked_answers",
     "ccc",
+    "check_answer",
+    "check_answers",
     "consensus",
     "consensus_evaluator",
     "coverage_table",
+    "disagreement_queue",
+    "enabled_gates",
     "evaluate_subgoal",
     "final_from_axes",
     "geometric_final",

@@ -204,7 +204,9 @@ def loo_pairs(panel: Panel, axis: str) -> tuple[IntArray, FloatArray, FloatArray
     Only videos with at least two ratings on the axis take part. For Task and Physics the
     consensus of the others is their mean; for Final it is the consensus rule applied to them
     (the geometric mean of their mean Task and mean Physics, 0 when their mean Task is 0), and
-    a slot's own Final is G(its Task, its Physics).
+    a slot's own Final is G(its Task, its Physics). The others' mean Task and mean Physics each
+    run over every rating the others gave on that axis, exactly as the consensus does (§5.2): a
+    rater whose own Final is missing (Task > 0, Physics N/A) still counts in the others' Task.
 
     Returns:
         (video index, rating, others' consensus) arrays, one entry per rating whose others'
@@ -217,14 +219,10 @@ def loo_pairs(panel: Panel, axis: str) -> tuple[IntArray, FloatArray, FloatArray
     vids, xs, ys = [], [], []
     for j in range(r):
         take = ok[:, j] & (n >= 2)
-        others = ok.copy()
-        others[:, j] = False
         if axis == "final":
-            t = row_means(panel.task, others)
-            p = row_means(panel.physics, others & np.isfinite(panel.physics))
-            ref = final_from_axes(t, p)
+            ref = final_from_axes(_others_mean(panel.task, j), _others_mean(panel.physics, j))
         else:
-            ref = row_means(a, others)
+            ref = _others_mean(a, j)
         idx = np.flatnonzero(take)
         vids.append(idx)
         xs.append(a[idx, j])
@@ -235,6 +233,13 @@ def loo_pairs(panel: Panel, axis: str) -> tuple[IntArray, FloatArray, FloatArray
     keep = np.isfinite(y)
     order = np.argsort(v[keep], kind="stable")  # a video's pairs together (readability only)
     return v[keep][order], x[keep][order], y[keep][order]
+
+
+def _others_mean(a: FloatArray, j: int) -> FloatArray:
+    """Per video, the mean of the available ratings in every slot but ``j``."""
+    others = np.isfinite(a)
+    others[:, j] = False
+    return row_means(a, others)
 
 
 def human_reference(panel: Panel, axis: str) -> dict[str, float]:

@@ -179,5 +179,7 @@ class GeneratorBlock(Block):
                 self.ns.append(int(mask.sum()))
 
     def boot(self, wc: FloatArray) -> FloatArray:
+        if not self.masks:  # no generated video (human recordings only): no rows at all
+            return np.zeros((0, wc.shape[0]))
         w = Weights(wc, self.groups)
         return np.stack([w_pearson(w, self.x, self.y, m) for m in self.masks])

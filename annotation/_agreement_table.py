@@ -72,6 +72,29 @@ class AgreementRow:
         """The row as a flat dict (CSV/JSON export)."""
         return dict(self.__dict__)
 
+    def why_empty(self) -> str | None:
+        """Why the estimate is missing, in a user's words (None when there is one)."""
+        if math.isfinite(self.estimate):
+            return None
+        unit = "video with two or more ratings" if self.group == "human-human" else "pair"
+        if self.n == 0:
+            return _NOTHING.get(self.group.split(":", 1)[0], "nothing to compare")
+        if self.n == 1 and self.metric not in ("mae", "rmse", "bias"):
+            return f"only 1 {unit}: needs 2"
+        if self.group == "ranking":
+            return "a generator has no Final score from humans or from this judge"
+        return f"undefined on these {self.n}: the values do not vary"
+
+
+_NOTHING = {
+    "human-human": "no video has two or more ratings on this axis",
+    "human-loo": "no video has two or more ratings on this axis whose others have a consensus",
+    "alignment": "no video has both a human consensus and a score from this judge on this axis",
+    "within-generator": "no video of this generator has both a consensus and a judge Final",
+    "leave-one-generator-out": "no other video has both a consensus and a judge Final",
+    "ranking": "needs two generators with Final scores",
+}
+
 
 @dataclass(frozen=True)
 class AgreementTable:

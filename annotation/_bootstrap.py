@@ -148,8 +148,9 @@ class Weights:
         np.maximum.at(hi, g[mask], x[mask])
         np.minimum.at(lo, g[mask], x[mask])
         present = self.wg > 0
-        top = np.where(present, hi[None, :], -np.inf).max(axis=1)
-        bottom = np.where(present, lo[None, :], np.inf).min(axis=1)
+        # initial=: a replicate with no group at all (an empty panel) is "constant", not an error
+        top = np.where(present, hi[None, :], -np.inf).max(axis=1, initial=-np.inf)
+        bottom = np.where(present, lo[None, :], np.inf).min(axis=1, initial=np.inf)
         out: BoolArray = top <= bottom
         return out
 

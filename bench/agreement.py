@@ -159,13 +159,13 @@ def loop_table(panel: Panel, ev: Evaluator, idx: np.ndarray) -> dict[tuple[str, 
             others = [m for m in slots if m != j]
             sub = df[[f"{pre}{j}"]].rename(columns={f"{pre}{j}": "x"})
             if axis == "final":
-                have = df[[f"f{m}" for m in others]].notna().to_numpy()
+                # the others' mean Task and mean Physics over every rating they gave (§5.2)
                 t = df[[f"t{m}" for m in others]].to_numpy()
                 p = df[[f"p{m}" for m in others]].to_numpy()
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows: no others
-                    t_mean = np.nanmean(np.where(have, t, np.nan), axis=1)
-                    p_mean = np.nanmean(np.where(have, p, np.nan), axis=1)
+                    t_mean = np.nanmean(t, axis=1)
+                    p_mean = np.nanmean(p, axis=1)
                 sub["y"] = g_final(pd.Series(t_mean), pd.Series(p_mean)).to_numpy()
                 sub["n"] = df[[f"f{m}" for m in slots]].notna().sum(axis=1)
             else:

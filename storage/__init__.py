@@ -1,6 +1,14 @@
 """The SQLite project, media access, import and export. The only package that writes SQL."""
 
+from storage._agreement_report import (
+    AgreementError,
+    AgreementReport,
+    NoRatingsError,
+    agreement_report,
+    rubric_ablation,
+)
 from storage._annotations import AnnotationError, Annotations
+from storage._blind_media import BlindingError, blind_copy
 from storage._bundle_format import BundleError
 from storage._bundle_merge import Conflict
 from storage._bundle_work import (
@@ -86,6 +94,8 @@ __all__ = [
     "CSV_COLUMNS",
     "ActionRecord",
     "ActionSource",
+    "AgreementError",
+    "AgreementReport",
     "AmbiguousEpisodeError",
     "AnnotationError",
     "Annotations",
@@ -93,6 +103,7 @@ __all__ = [
     "ArtifactRecord",
     "Assignment",
     "AssignmentExport",
+    "BlindingError",
     "BundleError",
     "BundleOrigin",
     "CalibrationItem",
@@ -125,6 +136,7 @@ __all__ = [
     "JudgeRuns",
     "MergeConflictError",
     "MergeReport",
+    "NoRatingsError",
     "OpenedAssignment",
     "PanelSelection",
     "ProfileNotFoundError",
@@ -157,6 +169,8 @@ __all__ = [
     "TickRecord",
     "Video",
     "WorkExport",
+    "agreement_report",
+    "blind_copy",
     "bundle_origin",
     "collect",
     "export_assignment",
@@ -169,6 +183,7 @@ __all__ = [
     "load_settings",
     "open_assignment",
     "read_case_file",
+    "rubric_ablation",
     "to_csv",
     "to_json",
 ]

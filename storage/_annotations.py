@@ -18,9 +18,12 @@ import sqlite_utils
 from annotation import (
     GATES_ALL,
     Answer,
+    GateMode,
     LiveScore,
     SubgoalResult,
     UserError,
+    blocked_answers,
+    check_answer,
     evaluate_subgoal,
     score_subgoals,
 )
@@ -29,6 +32,7 @@ from storage._history import Changeset, History, now
 from storage._records import EvidenceMark, Rating, Subgoal
 
 GATES = GATES_ALL
+_GATE_MODE = "gate_mode"  # meta key: how this project's raters enter gates (GateMode)
 
 
 class AnnotationError(UserError, ValueError):
@@ -158,40 +162,83 @@ class Annotations:
         return _subgoal(rows[0])
 
     # ---- gate decisions -----------------------------------------------------------------
+    def gate_mode(self) -> GateMode:
+        """How gates are entered in this project: early exit (default) or every gate (pilot)."""
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", [_GATE_MODE]).fetchone()
+        if row is None:
+            return GateMode.GATED
+        try:
+            return GateMode(row[0])
+        except ValueError:
+            raise AnnotationError(
+                f"project setting {_GATE_MODE!r} is {row[0]!r}; expected one of "
+                f"{', '.join(m.value for m in GateMode)}"
+            ) from None
+
+    def set_gate_mode(self, mode: GateMode) -> None:
+        """Switch between gated entry and the pilot "record all gates" mode (spec §9 item 9).
+
+        Not an undoable action: it is a project setting, not a decision. Answers recorded in
+        pilot mode past a "no" stay stored after switching back; the walk never scores them.
+        """
+        try:
+            value = GateMode(mode)
+        except ValueError:
+            known = ", ".join(m.value for m in GateMode)
+            raise AnnotationError(f"unknown gate mode {mode!r}; expected one of {known}") from None
+        with write(self._db):
+            self._db.table("meta").upsert({"key": _GATE_MODE, "value": value.value}, pk="key")
+
     def set_answer(
         self, video_id: str, rater_id: str, subgoal_id: int, gate: str, answer: Answer | None
     ) -> None:
-        """Record (or clear, with None) the answer to one gate for one subgoal."""
-        if gate not in GATES:
-            raise AnnotationError(f"unknown gate {gate!r}; expected one of {', '.join(GATES)}")
-        if answer is Answer.NA and gate != "P1":
-            raise AnnotationError(f"N/A is allowed only at P1, not at {gate}")
-        sg = self.subgoal(subgoal_id)
-        label = f"{gate} {answer.value if answer else 'cleared'} for {sg.label}"
-        with self._action(rater_id, label) as cs:
-            rating_id = self._rating_id(cs, video_id, rater_id)
-            row = self._db.execute(
-                "SELECT id FROM gate_decisions WHERE rating_id=? AND subgoal_id=? AND gate=?",
-                [rating_id, subgoal_id, gate],
-            ).fetchone()
-            if answer is None:
-                if row:
-                    cs.delete("gate_decisions", row[0])
-            elif row:
-                cs.update("gate_decisions", row[0], {"answer": answer.value, "updated_at": now()})
-            else:
-                cs.insert(
-                    "gate_decisions",
-                    {
-                        "rating_id": rating_id,
-                        "subgoal_id": subgoal_id,
-                        "gate": gate,
-                        "answer": answer.value,
-                        "note": "",
-                        "updated_at": now(),
-                    },
+        """Record (or clear, with None) the answer to one gate for one subgoal.
+
+        The rubric's entry rules decide (:func:`annotation.check_answer`): a gate that is not
+        reached or is locked raises :class:`annotation.GateRuleError` and nothing changes. An
+        answer that leaves later recorded answers unreached (a "no", or T1 "no" locking Physics)
+        clears them in the same action, so undo brings them back together.
+        """
+        with write(self._db):
+            sg = self.subgoal(subgoal_id)
+            mode = self.gate_mode()
+            current = self.answers(video_id, rater_id).get(subgoal_id, {})
+            others = {g: a for g, a in current.items() if g != gate}
+            check_answer(others, gate, answer, mode=mode)
+            after = others if answer is None else others | {gate: answer}
+            cleared = blocked_answers(after, mode=mode)
+            label = f"{gate} {answer.value if answer else 'cleared'} for {sg.label}"
+            if cleared:
+                label += f" (clears {', '.join(cleared)})"
+            with self._action(rater_id, label) as cs:
+                rating_id = self._rating_id(cs, video_id, rater_id)
+                rows = dict(
+                    self._db.execute(
+                        "SELECT gate, id FROM gate_decisions WHERE rating_id=? AND subgoal_id=?",
+                        [rating_id, subgoal_id],
+                    ).fetchall()
                 )
-            cs.update("ratings", rating_id, {"updated_at": now()})
+                for g in cleared:
+                    cs.delete("gate_decisions", rows[g])
+                row = rows.get(gate)
+                if answer is None:
+                    if row is not None:
+                        cs.delete("gate_decisions", row)
+                elif row is not None:
+                    cs.update("gate_decisions", row, {"answer": answer.value, "updated_at": now()})
+                else:
+                    cs.insert(
+                        "gate_decisions",
+                        {
+                            "rating_id": rating_id,
+                            "subgoal_id": subgoal_id,
+                            "gate": gate,
+                            "answer": answer.value,
+                            "note": "",
+                            "updated_at": now(),
+                        },
+                    )
+                cs.update("ratings", rating_id, {"updated_at": now()})
 
     def answers(self, video_id: str, rater_id: str) -> dict[int, dict[str, Answer]]:
         """Recorded answers per subgoal id (gate id → answer)."""

@@ -7,6 +7,8 @@ import of this rater's work wrote, *current* is what the lead project holds for 
 *incoming* is the bundle. An item the lead has not touched since the last import takes the
 bundle's value (the rater revised it); an item that differs on both sides is a conflict. Merging
 is all or nothing: one conflict and nothing is written, so no decision is ever overwritten.
+The merged answers must also obey the rubric's gate rules (:func:`check_gate_rules`): a bundle
+cannot store an answer the gates panel would not have let the rater give.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 
 import sqlite_utils
 
+from annotation import Answer, GateMode, GateRuleError, check_answers
 from storage._annotations import Annotations
 from storage._bundle_format import WorkEvidence, WorkGate, WorkPayload, WorkSubgoal, WorkVideo
 from storage._history import History, now
@@ -229,6 +232,24 @@ def outside_conflicts(
             why = f"the bundle's plan drops subgoals that work on {vid} (outside this study) uses"
             out.append(Conflict(label(key), f"{len(old)} subgoals", f"{new_len}", why))
     return out
+
+
+def check_gate_rules(current: Items, plan: MergePlan, mode: GateMode) -> None:
+    """Raise :class:`annotation.GateRuleError`, naming the item, if a subgoal the merge changes
+    would end up with an answer the rubric forbids (after a "no", physics at t = 0, N/A after P1).
+    """
+    final = {k: v for k, v in current.items() if k not in plan.removes} | plan.writes
+    touched = {tuple(k.split("/")[1:3]) for k in [*plan.writes, *plan.removes] if k[:5] == "gate/"}
+    subgoals: dict[tuple[str, ...], dict[str, Answer]] = {}
+    for key, value in final.items():
+        kind, *rest = key.split("/")
+        if kind == "gate" and tuple(rest[:2]) in touched:
+            subgoals.setdefault(tuple(rest[:2]), {})[rest[2]] = Answer(value["answer"])
+    for (vid, pos), answers in sorted(subgoals.items()):
+        try:
+            check_answers(answers, mode=mode)
+        except GateRuleError as e:
+            raise GateRuleError(e.gate, f"{vid} S{pos} {e.gate}: {e}") from None
 
 
 # ---- applying ---------------------------------------------------------------------------------

@@ -16,10 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from annotation import GateRuleError
+from storage._annotations import Annotations
 from storage._bundle_format import PAYLOAD, BundleError, WorkPayload, read_bundle, write_bundle
 from storage._bundle_merge import (
     Conflict,
     apply_merge,
+    check_gate_rules,
     outside_conflicts,
     plan_merge,
     read_work,
@@ -27,7 +30,7 @@ from storage._bundle_merge import (
 )
 from storage._bundles import SCHEMA_VERSION, bundle_origin, case_token
 from storage._db import write
-from storage._history import now
+from storage._history import History, now
 from storage._project import Project
 from storage._study_calibration import StudyError
 
@@ -143,6 +146,8 @@ def import_work(project: Project, bundle: Path) -> MergeReport:
     Raises:
         BundleError: The bundle is damaged, edited, foreign, too new, or not for this study.
         MergeConflictError: Items conflict; ``.report`` lists them and nothing was written.
+        GateRuleError: The merged work would hold an answer the rubric forbids (named by video,
+            subgoal and gate); nothing was written.
     """
     with read_bundle(bundle, kind="work", schema_version=SCHEMA_VERSION) as b:
         m = b.manifest
@@ -191,6 +196,10 @@ def import_work(project: Project, bundle: Path) -> MergeReport:
             )
             if plan.conflicts:
                 raise MergeConflictError(report)
+            try:
+                check_gate_rules(current, plan, Annotations(db, History(db)).gate_mode())
+            except GateRuleError as e:
+                raise GateRuleError(e.gate, f"{path}: {e}; nothing was imported") from None
             apply_merge(db, m.rater_id, scope, plan, incoming)
             summary = {
                 "created_at": m.created_at,

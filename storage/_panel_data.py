@@ -16,7 +16,7 @@ import numpy as np
 from annotation import Evaluator, GateRecord, Panel
 from storage._judge import JudgeRuns
 from storage._project import Project
-from storage._records import Video
+from storage._records import Role, Video
 
 
 @dataclass(frozen=True, eq=False)
@@ -37,11 +37,12 @@ def _nan(v: float | None) -> float:
 
 
 def load_panel(project: Project, *, study_id: str | None = None) -> ProjectPanel:
-    """Every rated video of the project (or of a study's production panel) as a Panel."""
-    videos = project.videos()
-    if study_id is not None:
-        chosen = {sv.video_id for sv in project.studies.panel(study_id)}
-        videos = [v for v in videos if v.id in chosen]
+    """Every rated video of the project (or of a study's production panel) as a Panel.
+
+    Raises:
+        StudyError: ``study_id`` is not a study of this project (named, with the known ones).
+    """
+    videos = _videos(project, study_id)
     by_id = {v.id: v for v in videos}
     ann = project.annotations
     ratings: dict[str, list[tuple[str, float, float]]] = defaultdict(list)
@@ -65,8 +66,9 @@ def load_panel(project: Project, *, study_id: str | None = None) -> ProjectPanel
     panel = Panel(
         video_ids=tuple(v.id for v in videos),
         case_ids=np.array([v.case_id for v in videos]),
-        models=np.array([v.model or v.role.value for v in videos]),
-        roles=np.array([v.role.value for v in videos]),
+        # A rater project knows no roles: its videos form one group, as generated ones do.
+        models=np.array([v.model or (v.role or Role.GENERATED).value for v in videos]),
+        roles=np.array([(v.role or Role.GENERATED).value for v in videos]),
         task=task,
         physics=physics,
         domains=np.array([domains[v.case_id] for v in videos]),
@@ -77,6 +79,15 @@ def load_panel(project: Project, *, study_id: str | None = None) -> ProjectPanel
         videos=tuple(videos),
         raters=tuple(tuple(r[0] for r in ratings.get(v.id, [])) for v in videos),
     )
+
+
+def _videos(project: Project, study_id: str | None) -> list[Video]:
+    videos = project.videos()
+    if study_id is None:
+        return videos
+    project.studies.study(study_id)  # an unknown id is refused by name, not read as "empty"
+    chosen = {sv.video_id for sv in project.studies.panel(study_id)}
+    return [v for v in videos if v.id in chosen]
 
 
 def _evaluators(project: Project, videos: list[Video]) -> list[Evaluator]:
@@ -106,18 +117,21 @@ def _evaluators(project: Project, videos: list[Video]) -> list[Evaluator]:
 
 
 def load_gate_records(
-    project: Project,
+    project: Project, *, study_id: str | None = None
 ) -> tuple[list[GateRecord], dict[str, list[float | None]], dict[str, list[float | None]]]:
     """Every rater's recorded gate answers per video, with the holistic ratings per video
-    (the inputs of the rubric ablation, spec §5.5)."""
+    (the inputs of the rubric ablation, spec §5.5), for the project or a study's panel."""
     ann = project.annotations
+    by_id = {v.id: v for v in _videos(project, study_id)}
     records: list[GateRecord] = []
     task: dict[str, list[float | None]] = defaultdict(list)
     physics: dict[str, list[float | None]] = defaultdict(list)
     for video_id, rater_id in project.db.execute(
         "SELECT video_id, rater_id FROM ratings ORDER BY video_id, rater_id"
     ).fetchall():
-        video = project.video(video_id)
+        video = by_id.get(video_id)
+        if video is None:
+            continue
         answers = ann.answers(video_id, rater_id)
         plan = ann.plan(video.case_id, rater_id)
         if plan:

@@ -6,10 +6,14 @@ import csv
 import json
 import math
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import click
+
+if TYPE_CHECKING:
+    from storage import AgreementReport
 
 
 def _clean(v: object) -> object:
@@ -32,6 +36,14 @@ def _clean(v: object) -> object:
     help="Also report Δ = A − B of r, CCC, MAE and bias per axis (same resamples), "
     "e.g. two judges or two scoring rules of one.",
 )  # fmt: skip
+@click.option(
+    "--disagreements", is_flag=True,
+    help="Print the disagreement queue instead: videos by |judge − consensus| on Final, then "
+    "by the raters' Task spread (no bootstrap).",
+)  # fmt: skip
+@click.option(
+    "--judge", "judge_name", help="The judge evaluator of --disagreements (default: first)."
+)
 def agreement(
     project_dir: Path,
     study_id: str | None,
@@ -41,16 +53,28 @@ def agreement(
     as_json: bool,
     csv_out: Path | None,
     paired: tuple[str, str] | None,
+    disagreements: bool,
+    judge_name: str | None,
 ) -> None:
     """Human–human reliability and judge–human agreement, with 95% case-bootstrap CIs."""
-    from annotation import agreement_table, coverage_table, leaderboard, paired_difference
-    from storage import Project, load_panel
+    from annotation import coverage_table, paired_difference
+    from storage import Project, agreement_report
 
     hs: Literal["rated", "max"] = "max" if human_success == "max" else "rated"
     with Project.open(project_dir) as project:
-        data = load_panel(project, study_id=study_id)
-    table = agreement_table(data.panel, data.evaluators, human_success=hs, n_boot=n_boot, seed=seed)
-    rows = [{k: _clean(v) for k, v in r.items()} for r in table.to_rows()]
+        report = agreement_report(
+            project, study_id=study_id, human_success=hs, n_boot=n_boot, seed=seed,
+            tables=not disagreements,
+        )  # fmt: skip
+    data = report.data
+    if disagreements:
+        _print_queue(report, judge_name, as_json, csv_out)
+        return
+    assert report.agreement is not None and report.leaderboard is not None
+    rows = [
+        {k: _clean(v) for k, v in r.as_dict().items()} | {"why_empty": r.why_empty()}
+        for r in report.agreement.rows
+    ]
     deltas = []
     if paired:
         by_name = {e.name: e for e in data.evaluators}
@@ -66,20 +90,21 @@ def agreement(
                 )  # fmt: skip
                 deltas.append({k: _clean(v) for k, v in d.as_dict().items()})
     if csv_out is not None:
-        with csv_out.open("w", newline="", encoding="utf-8") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["group"])
-            w.writeheader()
-            w.writerows(rows)
+        _write_csv(csv_out, rows)
     if as_json:
-        board = leaderboard(data.panel, data.evaluators, human_success=hs, n_boot=n_boot, seed=seed)
         out = {
             "videos": data.panel.n_videos,
+            "rated_videos": report.n_rated,
+            "study": study_id,
             "evaluators": [e.name for e in data.evaluators],
             "n_boot": n_boot,
             "seed": seed,
+            "ci": report.agreement.ci,
             "human_success": hs,
             "agreement": rows,
-            "leaderboard": [{k: _clean(v) for k, v in r.items()} for r in board.to_rows()],
+            "leaderboard": [
+                {k: _clean(v) for k, v in r.items()} for r in report.leaderboard.to_rows()
+            ],
             "paired": deltas,
             "coverage": {
                 e.name: [
@@ -91,13 +116,17 @@ def agreement(
         }
         sys.stdout.write(json.dumps(out) + "\n")
         return
+    for line in _header(report, n_boot, seed):
+        click.echo(line)
+    click.echo(f"{'group':<32} {'evaluator':<24} {'axis':<8} {'metric':<10} estimate [CI]  n")
     for r in rows:
         est = r["estimate"]
         lo, hi = r["ci_low"], r["ci_high"]
         ci = "" if lo is None else f" [{lo:.3f}, {hi:.3f}]"
         val = "—" if est is None else f"{est:.3f}"
+        why = f"  ({r['why_empty']})" if r["why_empty"] else ""
         click.echo(f"{r['group']:<32} {r['evaluator']:<24} {r['axis']:<8} {r['metric']:<10} "
-                   f"{val}{ci}  n={r['n']}")  # fmt: skip
+                   f"{val}{ci}  n={r['n']}{why}")  # fmt: skip
     for row in deltas:
         lo, hi = row["ci_low"], row["ci_high"]
         ci = "" if lo is None else f" [{lo:+.3f}, {hi:+.3f}]"
@@ -106,24 +135,87 @@ def agreement(
                    f"{row['metric']}: {delta}{ci}  n={row['n']}")  # fmt: skip
 
 
+def _header(report: AgreementReport, n_boot: int, seed: int) -> list[str]:
+    """What was computed: the sample, the judges, the resamples, the seed and the level."""
+    import numpy as np
+
+    data, table = report.data, report.agreement
+    assert table is not None
+    n = data.panel.n_videos
+    where = "this project" if report.study_id is None else f"study {report.study_id!r}'s panel"
+    judges = ", ".join(e.name for e in data.evaluators)
+    first = (
+        f"Agreement on {n} video{'s' if n != 1 else ''} of {where} ({report.n_rated} rated by "
+        f"humans) · {'judges: ' + judges if judges else 'no judge runs'}"
+    )
+    cases = int(np.unique(data.panel.case_ids).size)
+    level = f"{100 * table.ci:g}%"
+    how = (
+        f"{level} case-bootstrap percentile intervals from {n_boot} resamples of {cases} "
+        f"case{'s' if cases != 1 else ''} (seed {seed})"
+        if n_boot
+        else "point estimates only (--n-boot 0: no intervals)"
+    )
+    rule = "as rated" if report.human_success == "rated" else "set to the rubric maximum"
+    return [first, f"{how}; Human (+) recordings {rule}"]
+
+
+def _print_queue(
+    report: AgreementReport, judge: str | None, as_json: bool, csv_out: Path | None
+) -> None:
+    queue = report.disagreements(judge)
+    rows = queue.to_rows()
+    if csv_out is not None:
+        _write_csv(csv_out, rows)
+    if as_json:
+        out = {
+            "videos": report.data.panel.n_videos,
+            "study": report.study_id,
+            "evaluator": queue.evaluator,
+            "human_success": report.human_success,
+            "disagreements": rows,
+        }
+        sys.stdout.write(json.dumps(out) + "\n")
+        return
+    against = (
+        f"against judge {queue.evaluator}"
+        if queue.evaluator
+        else "no judge run, so ranked by the raters' Task spread only"
+    )
+    click.echo(f"Disagreement queue: {len(rows)} video{'s' if len(rows) != 1 else ''} · {against}")
+    click.echo(f"{'video':<14} {'|judge−cons| S':>14} {'spread T':>9} {'cons S':>7} "
+               f"{'judge S':>7} {'ratings':>7}")  # fmt: skip
+
+    def f(v: object) -> str:
+        return "—" if v is None else f"{v:.1f}"
+
+    for r in rows:
+        click.echo(f"{r['video_id']:<14} {f(r['gap']):>14} {f(r['spread']):>9} "
+                   f"{f(r['consensus']):>7} {f(r['judge']):>7} {r['n_ratings']:>7}")  # fmt: skip
+
+
+def _write_csv(path: Path, rows: Sequence[Mapping[str, object]]) -> None:
+    with path.open("w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["group"])
+        w.writeheader()
+        w.writerows(rows)
+
+
 @click.command()
 @click.option("--project", "project_dir", required=True, type=click.Path(path_type=Path))
+@click.option("--study", "study_id", help="Only this study's production panel.")
 @click.option("--json", "as_json", is_flag=True)
-def ablation(project_dir: Path, as_json: bool) -> None:
+def ablation(project_dir: Path, study_id: str | None, as_json: bool) -> None:
     """Rubric ablation (spec §5.5): re-score recorded gate decisions with a gate removed or all
     gates counted independently; MAE against the holistic ratings."""
-    from annotation import ablation_table
-    from storage import Project, load_gate_records
+    from storage import Project, rubric_ablation
 
     with Project.open(project_dir) as project:
-        records, task, physics = load_gate_records(project)
-    table = ablation_table(records, task, physics)
+        table = rubric_ablation(project, study_id=study_id)
     rows = [{k: _clean(v) for k, v in r.items()} for r in table.to_rows()]
     if as_json:
         sys.stdout.write(json.dumps(rows) + "\n")
         return
-    if not rows:
-        click.echo("no video has both recorded gate decisions and holistic ratings")
     for r in rows:
         mae = "—" if r["mae"] is None else f"{r['mae']:.3f}"
         delta = "" if r["delta_mae"] is None else f" ({r['delta_mae']:+.3f})"

@@ -13,7 +13,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QDialog, QInputDialog, QMessageBox, QVBoxLayout, QWidget
 
-from annotation import GATES_ALL, Answer, evaluate_subgoal, load_rubric
+from annotation import GATES_ALL, Answer, GateRuleError, evaluate_subgoal, load_rubric
 from app.gui._bridge import Bridge
 from app.gui._case_panel import CasePanel
 from app.gui._evidence_panel import EvidencePanel
@@ -169,7 +169,15 @@ class AnnotateWorkspace(QObject):
         self._show_boxes()
 
     def _poll_store(self) -> None:
-        progress = self.feed.store_progress if self.feed is not None else None
+        feed = self.feed
+        if feed is None:
+            self._store_timer.stop()
+            return
+        if feed.store_error is not None:  # the last progress must not stay up forever
+            self._store_timer.stop()
+            self.message.emit("Seek cache not built: frames are decoded exactly instead (slower)")
+            return
+        progress = feed.store_progress
         if progress is None:
             return
         done, total = progress
@@ -201,7 +209,7 @@ class AnnotateWorkspace(QObject):
             return
         try:
             st.project.annotations.set_answer(st.video.id, st.rater, st.subgoal_id, gate, answer)
-        except AnnotationError as e:
+        except (AnnotationError, GateRuleError) as e:
             self.message.emit(str(e))
             return
         if answer is not None:

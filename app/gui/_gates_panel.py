@@ -1,8 +1,9 @@
 """Gate entry for the current subgoal: T1→T3 then P1→P4, early exit, keyboard first.
 
-Rows after a failure are disabled and read "not reached"; Physics is locked "unattempted" when
-the Task level is 0. The current gate is highlighted, and its question with pass/fail examples
-is shown underneath, in the rubric's own words.
+Which rows are enabled is the core's rule (:func:`annotation.enabled_gates`, the same one storage
+enforces): rows after a failure are disabled and read "not reached"; Physics is locked
+"unattempted" when the Task level is 0. The current gate is highlighted, and its question with
+pass/fail examples is shown underneath, in the rubric's own words.
 """
 
 from __future__ import annotations
@@ -19,7 +20,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from annotation import GATES_ALL, Answer, Mark, Rubric, SubgoalResult, evaluate_subgoal
+from annotation import (
+    GATES_ALL,
+    Answer,
+    Mark,
+    Rubric,
+    SubgoalResult,
+    enabled_gates,
+    evaluate_subgoal,
+)
 from app.gui._state import AnnotateState
 
 ANSWER_TEXT = {
@@ -133,15 +142,12 @@ class GatePanel(QWidget):
         return answers, evaluate_subgoal(answers)
 
     def enabled_gates(self) -> list[int]:
-        """Indices of gates that can be answered now (reached, not locked)."""
+        """Indices of gates that can be answered now (reached, not locked), as the core says."""
         cur = self.current_result()
-        if cur is None:
+        if cur is None or self.state.project is None:
             return []
-        _, res = cur
-        task = list(range(min(res.task.reached, 3)))
-        if res.physics.outcome is Mark.UNATTEMPTED:
-            return task
-        return task + [3 + k for k in range(res.physics.reached)]
+        mode = self.state.project.annotations.gate_mode()
+        return [GATES_ALL.index(g) for g in enabled_gates(cur[0], mode=mode)]
 
     def refresh(self) -> None:
         st = self.state

@@ -1,5 +1,6 @@
 """The results workspace: leaderboard with CIs, agreement table, judge-vs-human scatter, and a
-disagreement queue. Statistics run on the app-wide executor, so the window stays responsive
+disagreement queue. What is shown is computed by the core (:func:`storage.agreement_report`, the
+same call ``workbench agreement`` makes) on the app-wide executor, so the window stays responsive
 while 1,000 bootstrap resamples compute; every table exports as CSV, the scatter as PNG/SVG.
 """
 
@@ -7,9 +8,7 @@ from __future__ import annotations
 
 import csv
 import math
-import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -33,43 +32,22 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from annotation import (
-    AgreementTable,
-    Leaderboard,
-    agreement_table,
-    leaderboard,
-    panel_consensus,
-)
+from annotation import Leaderboard
 from app.gui._bridge import Bridge
 from app.gui._state import AnnotateState
-from storage import ProjectPanel, load_panel
+from storage import AgreementReport, agreement_report
 
 AXES = ("task", "physics", "final")
-
-
-@dataclass(frozen=True)
-class Results:
-    data: ProjectPanel
-    consensus: dict[str, np.ndarray]
-    board: Leaderboard
-    agreement: AgreementTable
+Results = AgreementReport
 
 
 def compute(project_root: Path, human_success: str, seed: int, n_boot: int) -> Results:
     """Everything the workspace shows (runs on a worker thread, with its own connection)."""
     from storage import Project
 
-    with Project.open(project_root) as project:
-        data = load_panel(project)
     hs: Literal["max", "rated"] = "max" if human_success == "max" else "rated"
-    return Results(
-        data=data,
-        consensus=panel_consensus(data.panel, human_success=hs),
-        board=leaderboard(data.panel, data.evaluators, human_success=hs, n_boot=n_boot, seed=seed),
-        agreement=agreement_table(
-            data.panel, data.evaluators, human_success=hs, n_boot=n_boot, seed=seed
-        ),
-    )
+    with Project.open(project_root) as project:
+        return agreement_report(project, human_success=hs, n_boot=n_boot, seed=seed)
 
 
 def _fmt(est: float, lo: float, hi: float) -> str:
@@ -134,15 +112,21 @@ class ResultsPanel(QWidget):
         self.compute_button = QPushButton("Compute (1,000 resamples)", self)
         self.compute_button.clicked.connect(self.refresh)
         top.addWidget(self.compute_button)
+        top.addStretch(1)
+        lay.addLayout(top)
+        # Status and exports on a second row, the status wrapping: one long row set the dock's
+        # minimum width past a laptop screen, and the main window grew to fit it.
+        second = QHBoxLayout()
         self.status = QLabel("", self)
-        top.addWidget(self.status, 1)
+        self.status.setWordWrap(True)
+        second.addWidget(self.status, 1)
         self.export_button = QPushButton("Export CSV…", self)
         self.export_button.clicked.connect(self.export_csv)
         self.figure_button = QPushButton("Export figure…", self)
         self.figure_button.clicked.connect(self.export_figure)
-        top.addWidget(self.export_button)
-        top.addWidget(self.figure_button)
-        lay.addLayout(top)
+        second.addWidget(self.export_button)
+        second.addWidget(self.figure_button)
+        lay.addLayout(second)
 
         self.tabs = QTabWidget(self)
         self.board = QTableWidget(self)
@@ -212,15 +196,17 @@ class ResultsPanel(QWidget):
         self.results = res
         self.compute_button.setEnabled(True)
         panel = res.data.panel
-        rated = int(np.sum(np.isfinite(panel.task).sum(axis=1) > 0))
+        assert res.agreement is not None and res.leaderboard is not None
         self.status.setText(
-            f"{panel.n_videos} videos · {rated} rated by humans · "
-            f"{len(res.data.evaluators)} judge evaluator(s) · 95% case-bootstrap CIs"
+            f"{panel.n_videos} videos · {res.n_rated} rated by humans · "
+            f"{len(res.data.evaluators)} judge evaluator(s) · {100 * res.agreement.ci:g}% "
+            f"case-bootstrap CIs from {res.agreement.n_boot:,} resamples (seed "
+            f"{res.agreement.seed})"
         )
-        self._fill_board(res.board)
+        self._fill_board(res.leaderboard)
         _fill(
             self.agreement,
-            ("Group", "Evaluator", "Axis", "Metric", "Estimate [95% CI]", "n"),
+            ("Group", "Evaluator", "Axis", "Metric", "Estimate [95% CI]", "n", "Why empty"),
             [
                 (
                     r.group,
@@ -229,6 +215,7 @@ class ResultsPanel(QWidget):
                     r.metric,
                     _fmt(r.estimate, r.ci_low, r.ci_high),
                     str(r.n),
+                    r.why_empty() or "",
                 )
                 for r in res.agreement.rows
             ],
@@ -310,27 +297,15 @@ class ResultsPanel(QWidget):
         res = self.results
         if res is None:
             return
-        panel, final = res.data.panel, res.consensus["final"]
-        nan = np.full(panel.n_videos, np.nan)
-        judge = res.data.evaluators[0].final if res.data.evaluators else nan
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows: no spread
-            spread = np.nanmax(panel.task, axis=1) - np.nanmin(panel.task, axis=1)
-        rows = []
-        for i, vid in enumerate(panel.video_ids):
-            gap = abs(judge[i] - final[i])
-            sp = float(spread[i])
-            if math.isfinite(gap) or math.isfinite(sp):
-                rows.append((gap if math.isfinite(gap) else -1.0, sp, vid, i))
-        rows.sort(key=lambda r: (r[0], r[1] if math.isfinite(r[1]) else -1), reverse=True)
+        queue = res.disagreements()  # the core's queue, against the first judge
 
         def f(v: float) -> str:
-            return "—" if not math.isfinite(v) or v < 0 else f"{v:.1f}"
+            return "—" if not math.isfinite(v) else f"{v:.1f}"
 
         _fill(
             self.queue,
             ("Video", "|judge − consensus| (S)", "Rater spread (T)", "Consensus S", "Judge S"),
-            [(vid, f(g), f(s), f(final[i]), f(judge[i])) for g, s, vid, i in rows],
+            [(r.video_id, f(r.gap), f(r.spread), f(r.consensus), f(r.judge)) for r in queue.rows],
         )
 
     # ---- export ------------------------------------------------------------------------

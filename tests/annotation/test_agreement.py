@@ -274,12 +274,68 @@ def test_loo_pairs_by_hand() -> None:
     assert y.tolist() == pytest.approx([75, 60, 45, 0, 0])
     v, x, y = loo_pairs(p, "final")
     # Slot finals of video a: G(30,40), G(60,–) missing, G(90,100); c: T = 0 → 0 for both.
+    # The others' consensus takes their mean Task over every Task rating they gave (60 counts
+    # although its own Final is missing): G(mean(60, 90), 100) and G(mean(30, 60), 40).
     assert v.tolist() == [0, 0, 2, 2]
     assert x.tolist() == pytest.approx([math.sqrt(1200), math.sqrt(9000), 0, 0])
-    assert y.tolist() == pytest.approx([math.sqrt(9000), math.sqrt(1200), 0, 0])
+    assert y.tolist() == pytest.approx([math.sqrt(7500), math.sqrt(1800), 0, 0])
     ref = human_reference(p, "task")
     assert ref["n"] == 5 and ref["bias"] == pytest.approx(0.0, abs=1e-12)
     assert ref["mae"] == pytest.approx((45 + 0 + 45) / 5)
+
+
+def test_loo_final_others_mean_task_counts_raters_without_a_final() -> None:
+    """Issue 9 item 13: T = 40, 80, 100 and P = 40, 80, N/A on one video. The third rater has
+    no Final of their own (T > 0, Physics N/A) but their Task still enters the others' mean
+    Task (spec §5.2/§5.3): others of rater 1 = G(90, 80), of rater 2 = G(70, 40)."""
+    p = Panel(
+        ("v",), np.array(["c"]), np.array(["m"]), np.array(["generated"]),
+        np.array([[40.0, 80.0, 100.0]]), np.array([[40.0, 80.0, math.nan]]),
+    )  # fmt: skip
+    v, x, y = loo_pairs(p, "final")
+    assert v.tolist() == [0, 0] and x.tolist() == pytest.approx([40.0, 80.0])
+    assert y.tolist() == pytest.approx([math.sqrt(90 * 80), math.sqrt(70 * 40)])
+    assert np.round(y, 2).tolist() == [84.85, 52.92]
+
+
+def _panel(n: int, roles: str = "generated") -> Panel:
+    rng = np.random.default_rng(n)
+    return Panel(
+        tuple(f"v{i}" for i in range(n)), np.array([f"c{i // 2}" for i in range(n)]),
+        np.array([roles] * n), np.array([roles] * n),
+        rng.uniform(0, 100, (n, 2)), rng.uniform(0, 100, (n, 2)),
+    )  # fmt: skip
+
+
+def test_agreement_table_on_an_empty_panel_is_an_explicit_empty_result() -> None:
+    empty = _panel(0)
+    for n_boot in (0, 50):
+        tab = agreement_table(empty, [], n_boot=n_boot)
+        assert tab.rows and all(r.n == 0 and math.isnan(r.estimate) for r in tab.rows)
+        assert all(r.why_empty() for r in tab.rows)
+    ev = Evaluator("j", np.zeros(0), np.zeros(0), np.zeros(0))
+    tab = agreement_table(empty, [ev], n_boot=50)
+    row = tab.get("alignment", "j", "task", "r")
+    why = row.why_empty()
+    assert row.n == 0 and why is not None and "both a human consensus and a score" in why
+
+
+def test_agreement_table_on_human_recordings_only() -> None:
+    panel = _panel(6, "human-success")
+    ev = Evaluator("j", panel.task[:, 0], panel.physics[:, 0], final_from_axes(
+        panel.task[:, 0], panel.physics[:, 0]))  # fmt: skip
+    tab = agreement_table(panel, [ev], n_boot=50)
+    assert not any(r.group.startswith("within-generator") for r in tab.rows)  # no generator
+    assert math.isfinite(tab.get("alignment", "j", "final", "r").ci_low)
+
+
+def test_empty_rows_say_why() -> None:
+    one = _panel(1)
+    tab = agreement_table(one, [], n_boot=0)
+    icc = tab.get("human-human", "Human", "task", "icc_avg")
+    assert icc.n == 1 and icc.why_empty() == "only 1 video with two or more ratings: needs 2"
+    loo = tab.get("human-loo", "Human (leave-one-out)", "task", "mae")
+    assert loo.why_empty() is None  # MAE is defined on two pairs
 
 
 # --- the table ----------------------------------------------------------------------------------

@@ -14,26 +14,26 @@ import app.gui._results as results_module
 from annotation import Answer
 from app.gui._main_window import MainWindow
 from judge import ModelProfile, queue_judge, run_worker, save_profile
+from judge.loopback import FakeServer, wire_responder
 from storage import Project
-from tests.judge.fakeserver import FakeServer
-from tests.judge.wire import wire_responder
 
 GATES = ("T1", "T2", "T3", "P1", "P2", "P3", "P4")
 
 
 def rate(p: Project, rater: str, video_id: str, fails_at: str | None) -> None:
-    """One subgoal, every gate yes until ``fails_at`` (which is answered no)."""
+    """One subgoal, every gate yes until ``fails_at`` (which is answered no); the walk of that
+    axis ends there, and Physics is answered (all yes) unless t = 0."""
     v = p.video(video_id)
     plan = p.annotations.plan(v.case_id, rater)
     sg = plan[0] if plan else p.annotations.add_subgoal(v.case_id, rater, source="x", action="y")
-    for gate in GATES:
-        answer = Answer.FAIL if gate == fails_at else Answer.PASS
-        p.annotations.set_answer(video_id, rater, sg.id, gate, answer)
-        if gate == fails_at and gate.startswith("T"):
-            break  # a task failure ends the task walk; physics of S1 still counts unless t = 0
-    if fails_at and fails_at.startswith("T"):
-        for gate in ("P1", "P2", "P3", "P4"):
-            p.annotations.set_answer(video_id, rater, sg.id, gate, Answer.PASS)
+    for axis in (GATES[:3], GATES[3:]):
+        for gate in axis:
+            if gate.startswith("P") and fails_at == "T1":
+                return  # t = 0: physics is unattempted
+            answer = Answer.FAIL if gate == fails_at else Answer.PASS
+            p.annotations.set_answer(video_id, rater, sg.id, gate, answer)
+            if gate == fails_at:
+                break
 
 
 @pytest.fixture
@@ -81,6 +81,11 @@ def test_results_workspace(
     assert board.rowCount() == 2  # model_0 and model_1
     metrics = {panel.agreement.item(r, 3).text() for r in range(panel.agreement.rowCount())}
     assert {"icc_avg", "alpha", "ccc", "mae", "r"} <= metrics
+    table = panel.agreement
+    assert table.horizontalHeaderItem(6).text() == "Why empty"  # type: ignore[union-attr]
+    for r in range(table.rowCount()):  # every "—" says why; every figure has no note
+        empty = table.item(r, 4).text() == "—"  # type: ignore[union-attr]
+        assert bool(table.item(r, 6).text()) == empty  # type: ignore[union-attr]
     assert panel.queue.rowCount() == 3
     n_points = len(panel.points.data)
     assert n_points >= 1
@@ -100,3 +105,15 @@ def test_results_workspace(
     assert (tmp_path / "scatter.png").stat().st_size > 1000
     assert "<svg" in (tmp_path / "scatter.svg").read_text()
     w.grab().save(str(tmp_path / "results.png"))
+
+
+def test_results_on_a_project_without_ratings_says_so(
+    qtbot: QtBot, project_dir: Path, make_window: Callable[[Path], MainWindow]
+) -> None:
+    w = make_window(project_dir)
+    w.set_workspace("results")
+    panel = w.results
+    qtbot.waitUntil(lambda: panel.compute_button.isEnabled(), timeout=60_000)
+    qtbot.waitUntil(lambda: "no ratings" in panel.status.text(), timeout=60_000)
+    assert panel.status.text().startswith("could not compute: no ratings: none of the 3 videos")
+    assert panel.results is None and panel.agreement.rowCount() == 0

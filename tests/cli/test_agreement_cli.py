@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from click.testing import CliRunner
+import pytest
+from click.testing import CliRunner, Result
 
-from annotation import Answer
+from annotation import Answer, GateMode
 from annotation._ablation import FULL
 from app.cli._main import cli
 from storage import Project, import_cases
@@ -43,6 +44,7 @@ def test_ablation_from_recorded_gates_and_holistic_ratings(tmp_path: Path, cases
     project = tmp_path / "p"
     with Project.create(project) as p:
         import_cases(p, cases_dir)
+        p.annotations.set_gate_mode(GateMode.RECORD_ALL)
         for k, v in enumerate(p.videos()):
             rate(p, "alice", v.id, ("T1", None, "P2")[k % 3])
             if k % 3 == 0:  # pilot mode: every gate recorded, also after the T1 failure
@@ -65,8 +67,7 @@ def test_ablation_from_recorded_gates_and_holistic_ratings(tmp_path: Path, cases
 def test_paired_difference_between_two_rules(tmp_path: Path, cases_dir: Path) -> None:
     from judge import ModelProfile, queue_judge, run_worker, save_profile
     from judge._scripted import scripted_judge
-    from tests.judge.fakeserver import FakeServer
-    from tests.judge.wire import wire_responder
+    from judge.loopback import FakeServer, wire_responder
 
     project = tmp_path / "p"
     with Project.create(project) as p:
@@ -104,3 +105,78 @@ def test_paired_difference_between_two_rules(tmp_path: Path, cases_dir: Path) ->
         ],
     )
     assert bad.exit_code == 2 and "no evaluator 'nope'" in bad.output
+
+
+def _run(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args))
+
+
+def test_no_ratings_unknown_study_and_empty_ablation_are_one_line_errors(
+    tmp_path: Path, cases_dir: Path
+) -> None:
+    empty = tmp_path / "empty"
+    Project.create(empty).close()
+    unrated = tmp_path / "unrated"
+    with Project.create(unrated) as p:
+        import_cases(p, cases_dir)
+    cases = [
+        (("agreement", "--project", str(empty)), "error: no ratings: this project has no videos"),
+        (("agreement", "--project", str(unrated)), "error: no ratings: none of the 3 videos"),
+        (("agreement", "--project", str(unrated), "--disagreements"), "error: no ratings"),
+        (("agreement", "--project", str(unrated), "--study", "nope"), "error: no study 'nope'"),
+        (("ablation", "--project", str(empty)), "error: no ratings for the ablation"),
+        (("ablation", "--project", str(unrated), "--json"), "error: no ratings for the ablation"),
+        (("ablation", "--project", str(unrated), "--study", "nope"), "error: no study 'nope'"),
+    ]
+    for args, start in cases:
+        res = _run(*args)
+        assert res.exit_code == 2, (args, res.output)
+        assert res.output.startswith(start) and res.output.count("\n") == 1, (args, res.output)
+        assert "Traceback" not in res.output
+
+
+def test_plain_output_names_what_was_computed_and_why_a_row_is_empty(
+    tmp_path: Path, cases_dir: Path
+) -> None:
+    project = tmp_path / "p"
+    with Project.create(project) as p:
+        import_cases(p, cases_dir)
+        v = p.videos()[0]
+        rate(p, "alice", v.id, "P2")  # one rater on one video: nothing to compare between raters
+    res = _run("agreement", "--project", str(project), "--n-boot", "50", "--seed", "7")
+    assert res.exit_code == 0, res.output
+    head = res.output.splitlines()[:2]
+    assert head[0] == "Agreement on 3 videos of this project (1 rated by humans) · no judge runs"
+    assert head[1] == (
+        "95% case-bootstrap percentile intervals from 50 resamples of 2 cases (seed 7); "
+        "Human (+) recordings as rated"
+    )
+    icc = next(line for line in res.output.splitlines() if "icc_avg" in line and "task" in line)
+    assert icc.endswith("—  n=0  (no video has two or more ratings on this axis)")
+
+
+def test_disagreement_queue_from_the_cli_is_the_core_queue(tmp_path: Path, cases_dir: Path) -> None:
+    from storage import agreement_report
+
+    project = tmp_path / "p"
+    with Project.create(project) as p:
+        import_cases(p, cases_dir)
+        for k, v in enumerate(p.videos()):
+            rate(p, "alice", v.id, ("T3", None, "P2")[k % 3])
+            rate(p, "bob", v.id, ("T1", "P4", None)[k % 3])
+        expected = agreement_report(p, tables=False).disagreements()
+    res = _run("agreement", "--project", str(project), "--disagreements", "--json")
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert out["evaluator"] is None and out["disagreements"] == expected.to_rows()
+    assert [r["video_id"] for r in out["disagreements"]] == [r.video_id for r in expected.rows]
+    spreads = [r["spread"] for r in out["disagreements"]]
+    assert spreads == sorted(spreads, reverse=True)
+    assert spreads[0] == pytest.approx(200 / 3)  # T 66.7 (T3 no) against T 0 (T1 no)
+    text = _run("agreement", "--project", str(project), "--disagreements")
+    assert text.exit_code == 0, text.output
+    lines = text.output.splitlines()
+    assert lines[0].startswith("Disagreement queue: 3 videos") and "no judge" in lines[0]
+    assert lines[2].split()[0] == expected.rows[0].video_id
+    bad = _run("agreement", "--project", str(project), "--disagreements", "--judge", "nope")
+    assert bad.exit_code == 2 and "no judge evaluator 'nope'" in bad.output

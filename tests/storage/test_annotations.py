@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from annotation import Answer
+from annotation import Answer, GateMode, GateRuleError
 from storage import AnnotationError, Project, import_cases
 
 R = "ann"
@@ -51,7 +51,7 @@ def test_validation_rejects_and_changes_nothing(project: Project) -> None:
         a.add_subgoal("stack_blocks", R, source="cup", action="put", target="box and bin")
     with pytest.raises(AnnotationError, match="earlier subgoals"):
         a.update_subgoal(s1.id, R, requires=[s1.id])  # no self/forward references
-    with pytest.raises(AnnotationError, match="only at P1"):
+    with pytest.raises(GateRuleError, match="only at P1"):
         a.set_answer(video(project), R, s1.id, "P2", Answer.NA)
     with pytest.raises(AnnotationError, match="needs a source"):
         a.add_subgoal("stack_blocks", R, source=" ", action="place")
@@ -113,3 +113,69 @@ def test_undo_is_per_rater_and_survives_reopen(tmp_path: Path, cases_dir: Path) 
         assert p.history.undo("alice") == "Add subgoal S1"
         assert p.annotations.plan("stack_blocks", "alice") == []
         assert len(p.annotations.plan("stack_blocks", "bob")) == 1
+
+
+def _state(p: Project) -> tuple[object, ...]:
+    rows = p.db.execute("SELECT * FROM gate_decisions ORDER BY id").fetchall()
+    return tuple(map(tuple, rows)), p.history.undo_label(R)
+
+
+def test_storage_refuses_answers_the_rubric_forbids(project: Project) -> None:
+    """A script (or any caller) meets the same gate rules as the gates panel."""
+    a = project.annotations
+    v = video(project)
+    s1 = a.add_subgoal("stack_blocks", R, source="red block", action="place")
+    a.set_answer(v, R, s1.id, "T1", Answer.PASS)
+    a.set_answer(v, R, s1.id, "T2", Answer.FAIL)
+    before = _state(project)
+    with pytest.raises(GateRuleError, match="T3 not reached: T2 was answered no"):
+        a.set_answer(v, R, s1.id, "T3", Answer.PASS)
+    with pytest.raises(GateRuleError, match="P2 not reached: P1 is not answered yet"):
+        a.set_answer(v, R, s1.id, "P2", Answer.PASS)
+    s2 = a.add_subgoal("stack_blocks", R, source="cup", action="lift")
+    a.set_answer(v, R, s2.id, "T1", Answer.FAIL)
+    before = _state(project)
+    with pytest.raises(GateRuleError, match="P1 cannot be answered: T1 was answered no"):
+        a.set_answer(v, R, s2.id, "P1", Answer.PASS)
+    assert _state(project) == before  # nothing written, no history entry
+
+
+def test_a_no_clears_the_answers_it_leaves_unreached_and_undo_restores_them(
+    project: Project,
+) -> None:
+    a, h = project.annotations, project.history
+    v = video(project)
+    s1 = a.add_subgoal("stack_blocks", R, source="red block", action="place")
+    for gate in ("T1", "T2", "T3", "P1", "P2"):
+        a.set_answer(v, R, s1.id, gate, Answer.PASS)
+    a.set_answer(v, R, s1.id, "T2", Answer.FAIL)
+    assert a.answers(v, R)[s1.id] == {
+        "T1": Answer.PASS, "T2": Answer.FAIL, "P1": Answer.PASS, "P2": Answer.PASS
+    }  # fmt: skip
+    assert h.undo_label(R) == "T2 fail for S1 (clears T3)"
+    a.set_answer(v, R, s1.id, "T1", Answer.FAIL)
+    assert a.answers(v, R)[s1.id] == {"T1": Answer.FAIL}  # t = 0: physics unattempted
+    assert h.undo(R) == "T1 fail for S1 (clears T2, P1, P2)"
+    assert h.undo(R) == "T2 fail for S1 (clears T3)"
+    assert a.answers(v, R)[s1.id]["T3"] is Answer.PASS
+    # clearing an earlier gate only pauses the walk: the later answers stay
+    a.set_answer(v, R, s1.id, "T1", None)
+    assert set(a.answers(v, R)[s1.id]) == {"T2", "T3", "P1", "P2"}
+
+
+def test_record_all_mode_stores_every_gate(project: Project) -> None:
+    """Pilot mode (spec §9 item 9): gates after a "no" are asked too, for the rubric ablation."""
+    a = project.annotations
+    v = video(project)
+    assert a.gate_mode() is GateMode.GATED
+    a.set_gate_mode(GateMode.RECORD_ALL)
+    s1 = a.add_subgoal("stack_blocks", R, source="red block", action="place")
+    a.set_answer(v, R, s1.id, "T1", Answer.FAIL)
+    a.set_answer(v, R, s1.id, "T3", Answer.PASS)
+    a.set_answer(v, R, s1.id, "T2", Answer.PASS)
+    assert a.answers(v, R)[s1.id] == {"T1": Answer.FAIL, "T2": Answer.PASS, "T3": Answer.PASS}
+    with pytest.raises(GateRuleError, match="physics is unattempted"):
+        a.set_answer(v, R, s1.id, "P1", Answer.PASS)
+    assert a.live_score(v, "stack_blocks", R).score.t100 == 0  # scored sequentially all the same
+    with pytest.raises(AnnotationError, match="gate mode"):
+        a.set_gate_mode("sometimes")  # type: ignore[arg-type]
