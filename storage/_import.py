@@ -26,6 +26,7 @@ from storage._project import Project
 from storage.media import MediaError, VideoIndex, index_video, probe_image
 
 Progress = Callable[[str], None]
+Steps = Callable[[int, int], None]
 
 
 @dataclass
@@ -75,10 +76,38 @@ def find_case_folders(folder: Path) -> list[Path]:
     return found
 
 
-def import_cases(project: Project, folder: Path, progress: Progress | None = None) -> ImportReport:
-    """Import one case folder or a folder of case folders."""
+def import_cases(
+    project: Project,
+    folder: Path,
+    progress: Progress | None = None,
+    *,
+    steps: Steps | None = None,
+) -> ImportReport:
+    """Import one case folder or a folder of case folders.
+
+    Args:
+        project: The project to import into.
+        folder: A case folder, or a folder of case folders.
+        progress: Called with a line of text as each case is checked.
+        steps: Called as ``steps(done, total)`` from ``(0, total)`` to ``(total, total)``: one
+            step per file checked (indexing a video is the slow part) and per file copied in.
+            It is called on the importing thread, so a GUI must hand it to its own thread.
+    """
     say = progress or (lambda _m: None)
-    cases = [_validate(f, say) for f in find_case_folders(folder)]
+    folders = find_case_folders(folder)
+    specs = [read_case_file(f) for f in folders]
+    total = 2 * sum(1 + len(spec.videos) for spec in specs)  # check each file, then copy it
+    done = 0
+
+    def step() -> None:
+        nonlocal done
+        done += 1
+        if steps is not None:
+            steps(done, total)
+
+    if steps is not None:
+        steps(0, total)
+    cases = [_validate(f, spec, say, step) for f, spec in zip(folders, specs, strict=True)]
     ids = [c.spec.id for c in cases]
     dupes = {i for i in ids if ids.count(i) > 1}
     if dupes:
@@ -88,6 +117,7 @@ def import_cases(project: Project, folder: Path, progress: Progress | None = Non
         for c in cases:
             for m in (c.image, *c.videos):
                 staged.extend(_stage(project, m, staged))
+                step()
         with write(project.db):
             report = _write_rows(project, cases)
             for tmp, final in staged:
@@ -98,8 +128,7 @@ def import_cases(project: Project, folder: Path, progress: Progress | None = Non
     return report
 
 
-def _validate(folder: Path, say: Progress) -> _Case:
-    spec = read_case_file(folder)
+def _validate(folder: Path, spec: CaseFile, say: Progress, step: Callable[[], None]) -> _Case:
     say(f"checking {spec.id}")
     img_path = _resolve(folder, spec.initial_image, "initial_image")
     try:
@@ -107,6 +136,7 @@ def _validate(folder: Path, say: Progress) -> _Case:
     except MediaError as e:
         raise CaseImportError(f"{folder / CASE_FILE}: initial_image: {e}") from None
     image = _Media(img_path, file_sha256(img_path), "image")
+    step()
     videos = []
     seen: dict[str, str] = {}
     for k, entry in enumerate(spec.videos):
@@ -120,6 +150,7 @@ def _validate(folder: Path, say: Progress) -> _Case:
             raise CaseImportError(f"{folder / CASE_FILE}: videos.{k}: same file as {seen[sha]}")
         seen[sha] = entry.file
         videos.append(_Media(path, sha, "video", index))
+        step()
     return _Case(folder, spec, image, tuple(videos))
 
 

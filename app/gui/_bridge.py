@@ -82,12 +82,24 @@ class Bridge:
         if err is not None:
             if on_error:
                 on_error(err)
-            else:  # the GUI's error boundary (sys.excepthook, see app/gui/_errors.py) shows it
-                log.error("background work on %s failed: %s", channel, err)
-                sys.excepthook(type(err), err, err.__traceback__)
+            else:
+                self.fail(channel, err)
             return
         if on_done:
             on_done(fut.result())
+
+    def fail(self, channel: str, err: BaseException) -> None:
+        """The default failure path, also for an ``on_error`` that handles only some errors:
+        the GUI's error boundary (sys.excepthook, see app/gui/_errors.py) shows it."""
+        log.error("background work on %s failed: %s", channel, err)
+        sys.excepthook(type(err), err, err.__traceback__)
+
+    def post(self, fn: Callable[[], None]) -> None:
+        """Run ``fn`` on the GUI thread soon; callable from any thread (progress reports)."""
+        if self.synchronous:
+            fn()
+        else:
+            self._relay.call.emit(fn)
 
     def shutdown(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)

@@ -128,6 +128,7 @@ class JobsPanel(QWidget):
         top.addWidget(QLabel("Batch"))
         top.addWidget(self.batch)
         self.summary = QLabel(self)
+        self.summary.setWordWrap(True)  # wraps instead of widening the window (ETA, cost …)
         top.addWidget(self.summary, 1)
         self.n_workers = QSpinBox(self)
         self.n_workers.setRange(1, 32)
@@ -163,6 +164,7 @@ class JobsPanel(QWidget):
         bottom.addStretch(1)
         self.last_log = QLabel(self)
         self.last_log.setStyleSheet("color: palette(mid);")
+        self.last_log.setWordWrap(True)
         bottom.addWidget(self.last_log)
         lay.addLayout(bottom)
 

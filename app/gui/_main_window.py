@@ -14,7 +14,9 @@ from PySide6.QtGui import (
     QCloseEvent,
     QDragEnterEvent,
     QDropEvent,
+    QGuiApplication,
     QKeySequence,
+    QShowEvent,
 )
 from PySide6.QtWidgets import (
     QDockWidget,
@@ -23,6 +25,7 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMenu,
     QMessageBox,
+    QProgressBar,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -32,27 +35,27 @@ from app.gui._annotate import AnnotateWorkspace
 from app.gui._bridge import Bridge
 from app.gui._commands import COMMANDS, effective_keys, load_overrides, save_overrides
 from app.gui._help import ShortcutEditor, ShortcutOverlay, about_text
+from app.gui._importer import CaseImporter
 from app.gui._jobs_panel import JobsPanel
 from app.gui._judge_dialog import JudgeDialog
 from app.gui._results import ResultsPanel
+from app.gui._scroll import VerticalScroll
 from app.gui._state import AnnotateState
 from app.gui._trace_view import TraceView
 from app.gui._workers import LocalWorkers
 from judge import QueueError, queue_judge
 from storage import (
-    CaseImportError,
+    ImportReport,
     Project,
     ProjectError,
     Settings,
     bundle_origin,
-    import_cases,
     to_csv,
     to_json,
 )
-from storage.media import MediaError
 
 MAX_RECENT = 8
-USER_ERRORS = (CaseImportError, MediaError, ProjectError)
+PREFERRED_SIZE = (1500, 920)  # on screens that have the room; smaller ones get the whole screen
 
 
 class MainWindow(QMainWindow):
@@ -64,7 +67,8 @@ class MainWindow(QMainWindow):
         self.bridge = bridge or Bridge()
         self.state = AnnotateState(rater=settings.rater)
         self.setWindowTitle("Rollout Workbench")
-        self.resize(1500, 920)
+        self._fitted = False
+        self._fit_to_screen(*PREFERRED_SIZE)
         self.setAcceptDrops(True)
         self.setDockOptions(
             QMainWindow.DockOption.AnimatedDocks | QMainWindow.DockOption.AllowTabbedDocks
@@ -80,8 +84,14 @@ class MainWindow(QMainWindow):
         rl = QVBoxLayout(rubric)
         rl.setContentsMargins(2, 2, 2, 2)
         split = QSplitter(Qt.Orientation.Vertical)
+        split.setChildrenCollapsible(False)
         split.addWidget(self.annotate.subgoals)
-        split.addWidget(self.annotate.gates)
+        gates = VerticalScroll(self.annotate.gates)
+        split.addWidget(gates)
+        # keyboard moves between gates keep the current gate row in view on a short screen
+        self.state.cursor_changed.connect(
+            lambda: gates.ensureWidgetVisible(self.annotate.gates.rows[self.state.gate_index][0])
+        )
         split.setSizes([150, 650])
         rl.addWidget(self.annotate.scores)
         rl.addWidget(split, 1)
@@ -100,11 +110,7 @@ class MainWindow(QMainWindow):
         self._dock("Results", self.results, Qt.DockWidgetArea.RightDockWidgetArea)
         self.docks["Results"].hide()
         self.docks["Jobs"].hide()  # shown when jobs are queued or on request
-        self.resizeDocks([self.docks["Videos"]], [190], Qt.Orientation.Horizontal)
-        self.resizeDocks([self.docks["Rubric"]], [470], Qt.Orientation.Horizontal)
-        self.resizeDocks(
-            [self.docks["Rubric"], self.docks["Evidence"]], [720, 140], Qt.Orientation.Vertical
-        )
+        self._annotate_sizes()
 
         self.actions_by_id: dict[str, QAction] = {}
         self._shortcut_file = settings.config_dir / "shortcuts.json"
@@ -118,6 +124,41 @@ class MainWindow(QMainWindow):
         )
         self.statusBar().addPermanentWidget(self.rater_label)
         self.statusBar().showMessage("Open a project (Ctrl+O) or drop a case folder here")
+        self.import_bar = QProgressBar()
+        self.import_bar.setMaximumWidth(200)
+        self.import_bar.setFormat("import %v/%m files")
+        self.import_bar.hide()
+        self.statusBar().addPermanentWidget(self.import_bar)
+        self.importer = CaseImporter(self.bridge, self)
+        self.importer.started.connect(self._import_started)
+        self.importer.progress.connect(self._import_progress)
+        self.importer.imported.connect(self._imported)
+        self.importer.failed.connect(self._import_failed)
+
+    # ---- size --------------------------------------------------------------------------
+    def _fit_to_screen(self, width: int, height: int) -> None:
+        """Take ``width`` × ``height`` where it fits, else the screen's available size, frame
+        included, so nothing (the Rubric dock on the right least of all) is off screen."""
+        screen = self.screen() or QGuiApplication.primaryScreen()
+        avail = screen.availableGeometry()
+        # The window manager's frame, once it has one (zero before the window is first shown).
+        fw = self.frameGeometry().width() - self.width()
+        fh = self.frameGeometry().height() - self.height()
+        w = min(width, avail.width() - fw)
+        h = min(height, avail.height() - fh)
+        self.resize(w, h)
+        self.move(
+            avail.x() + max(0, (avail.width() - w - fw) // 2),
+            avail.y() + max(0, (avail.height() - h - fh) // 2),
+        )
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if not self._fitted:  # again on the screen it opens on, if a caller resized it past it
+            self._fitted = True
+            avail = (self.screen() or QGuiApplication.primaryScreen()).availableGeometry()
+            if not avail.contains(self.frameGeometry()):
+                self._fit_to_screen(self.width(), self.height())
 
     # ---- menus -------------------------------------------------------------------------
     def _handlers(self) -> dict[str, Callable[[], object]]:
@@ -222,16 +263,33 @@ class MainWindow(QMainWindow):
             self.open_project(Path(folder))
 
     def import_folder(self, folder: Path) -> None:
+        """Import in the background (a folder dropped meanwhile waits its turn)."""
         if self.state.project is None:
             QMessageBox.information(self, "Import", "Open or create a project first.")
             return
-        try:
-            report = import_cases(self.state.project, folder)
-        except USER_ERRORS as e:
-            QMessageBox.warning(self, "Import failed — nothing was changed", str(e))
-            return
-        self.state.project_changed.emit()
+        self.importer.add(self.state.project.root, folder)
+
+    def _import_started(self, folder: Path) -> None:
+        self.import_bar.setRange(0, 0)  # busy until the first count arrives
+        self.import_bar.show()
+        self.statusBar().showMessage(f"Importing {folder.name}…")
+
+    def _import_progress(self, folder: Path, done: int, total: int) -> None:
+        self.import_bar.setRange(0, total)
+        self.import_bar.setValue(done)
+        self.statusBar().showMessage(f"Importing {folder.name}: {done} of {total} files")
+
+    def _imported(self, root: Path, folder: Path, report: ImportReport) -> None:
+        self.import_bar.setVisible(self.importer.busy)
+        project = self.state.project
+        if project is not None and project.root == root:  # not if another project opened since
+            self.state.project_changed.emit()
         self.statusBar().showMessage(f"Imported {folder.name}: {report.summary()}", 10000)
+
+    def _import_failed(self, folder: Path, err: Exception) -> None:
+        self.import_bar.setVisible(self.importer.busy)
+        self.statusBar().clearMessage()
+        QMessageBox.warning(self, "Import failed — nothing was changed", str(err))
 
     def import_dialog(self) -> None:
         folder = QFileDialog.getExistingDirectory(
@@ -338,6 +396,8 @@ class MainWindow(QMainWindow):
             dock.setVisible(title in wanted)
         self.docks[wanted[1]].raise_()
         self.actions_by_id[f"view.{name}"].setChecked(True)
+        if name == "annotate":  # the other workspaces squeeze the Videos and Rubric docks
+            self._annotate_sizes()
         if name == "judge":  # the trace and the player matter most; the jobs table stays short
             self.resizeDocks([self.docks["Jobs"]], [190], Qt.Orientation.Vertical)
             width = int(self.width() * 0.3)
@@ -348,6 +408,17 @@ class MainWindow(QMainWindow):
             )
             if self.results.results is None:
                 self.results.refresh()
+
+    def _annotate_sizes(self) -> None:
+        """The Rubric gets the height, the Evidence list what is left (at least a few rows)."""
+        self.resizeDocks([self.docks["Videos"]], [190], Qt.Orientation.Horizontal)
+        self.resizeDocks([self.docks["Rubric"]], [470], Qt.Orientation.Horizontal)
+        evidence = max(110, self.height() // 6)
+        self.resizeDocks(
+            [self.docks["Rubric"], self.docks["Evidence"]],
+            [self.height() - evidence, evidence],
+            Qt.Orientation.Vertical,
+        )
 
     def open_video_by_id(self, video_id: str) -> None:
         project = self.state.project

@@ -3,6 +3,10 @@
 Each worker is ``python -m app.cli worker --project DIR`` in a QProcess: the same code the CLI
 runs, in its own process, so a crash in a job never takes the window down and killing the
 window never loses a finished result (the job table holds everything).
+
+A worker logs one JSON object per line on stderr. A pipe hands the GUI whatever bytes have
+arrived, which may end mid-line (or mid-character), so each channel keeps its partial line in a
+:class:`LineBuffer` until the newline comes.
 """
 
 from __future__ import annotations
@@ -10,8 +14,43 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QObject, QProcess, Signal
+
+MAX_LINE = 1 << 20  # a "line" this long without a newline is shown as it is, not kept forever
+
+
+class LineBuffer:
+    """Bytes from a pipe in, whole text lines out."""
+
+    def __init__(self) -> None:
+        self._pending = b""
+
+    def feed(self, data: bytes) -> list[str]:
+        """The lines completed by ``data``; the rest waits for its newline."""
+        *lines, self._pending = (self._pending + data).split(b"\n")
+        if len(self._pending) > MAX_LINE:
+            lines.append(self._pending)
+            self._pending = b""
+        # decode whole lines only, so a character split between two reads stays one character
+        return [line.decode("utf-8", "replace").removesuffix("\r") for line in lines]
+
+    def flush(self) -> list[str]:
+        """The last line of a stream that ended without a newline."""
+        rest, self._pending = self._pending, b""
+        return [rest.decode("utf-8", "replace").removesuffix("\r")] if rest else []
+
+
+def parse_record(line: str) -> dict[str, Any]:
+    """A worker's JSON log record; any other output becomes an ``output`` record."""
+    try:
+        record = json.loads(line)
+    except ValueError:
+        record = None
+    if isinstance(record, dict):
+        return record
+    return {"level": "info", "event": "output", "text": line}
 
 
 class LocalWorkers(QObject):
@@ -36,11 +75,31 @@ class LocalWorkers(QObject):
                 ["-m", "app.cli", "worker", "--project", str(project),
                  "--concurrency", str(concurrency)]
             )  # fmt: skip
-            proc.readyReadStandardError.connect(lambda p=proc: self._read(p))
-            proc.finished.connect(lambda *_a, p=proc: self._finished(p))
+            self.watch(proc)
             proc.start()
             self._procs.append(proc)
         self.changed.emit()
+
+    def watch(self, proc: QProcess) -> None:
+        """Turn everything ``proc`` writes (stderr and stdout) into ``log_line`` records."""
+        buffers = {
+            QProcess.ProcessChannel.StandardError: LineBuffer(),
+            QProcess.ProcessChannel.StandardOutput: LineBuffer(),
+        }
+
+        def read(channel: QProcess.ProcessChannel) -> None:
+            proc.setReadChannel(channel)
+            self._emit(buffers[channel].feed(bytes(proc.readAll().data())))
+
+        def finished() -> None:
+            for channel, buf in buffers.items():
+                read(channel)  # whatever arrived with the exit, then the unterminated tail
+                self._emit(buf.flush())
+            self._finished(proc)
+
+        proc.readyReadStandardError.connect(lambda: read(QProcess.ProcessChannel.StandardError))
+        proc.readyReadStandardOutput.connect(lambda: read(QProcess.ProcessChannel.StandardOutput))
+        proc.finished.connect(lambda *_a: finished())
 
     def stop(self, timeout_ms: int = 15000) -> None:
         """Ask every worker to stop (SIGTERM: finish or hand back running jobs), then wait."""
@@ -54,15 +113,10 @@ class LocalWorkers(QObject):
         self._procs.clear()
         self.changed.emit()
 
-    def _read(self, proc: QProcess) -> None:
-        data = bytes(proc.readAllStandardError().data()).decode("utf-8", "replace")
-        for line in data.splitlines():
-            try:
-                record = json.loads(line)
-            except ValueError:
-                record = {"level": "info", "event": "output", "text": line}
-            if isinstance(record, dict):
-                self.log_line.emit(record)
+    def _emit(self, lines: list[str]) -> None:
+        for line in lines:
+            if line.strip():
+                self.log_line.emit(parse_record(line))
 
     def _finished(self, proc: QProcess) -> None:
         if proc in self._procs:

@@ -37,7 +37,7 @@ def test_video_list_shows_only_anonymous_ids(
 
 
 def test_dropping_a_case_folder_imports_it(
-    tmp_path: Path, project_dir: Path, make_window: Callable[[Path], MainWindow]
+    tmp_path: Path, project_dir: Path, make_window: Callable[[Path], MainWindow], qtbot: QtBot
 ) -> None:
     w = make_window(project_dir)
     folder = make_case(tmp_path / "dropped", "new_case", n_videos=1)
@@ -48,9 +48,9 @@ def test_dropping_a_case_folder_imports_it(
         Qt.KeyboardModifier.NoModifier,
     )  # fmt: skip
     w.dropEvent(event)
+    qtbot.waitUntil(lambda: "1 case(s) added" in w.statusBar().currentMessage())  # in background
     cases = [w.annotate.videos.topLevelItem(k).text(0) for k in range(3)]
     assert "new_case" in cases
-    assert "1 case(s) added" in w.statusBar().currentMessage()
 
 
 def test_bad_drop_changes_nothing_and_says_why(
@@ -66,6 +66,7 @@ def test_bad_drop_changes_nothing_and_says_why(
     QMessageBox.warning = lambda _p, _t, text, *a, **k: shown.append(text)  # type: ignore[assignment,method-assign]
     try:
         w.import_folder(folder)
+        qtbot.waitUntil(lambda: bool(shown))  # the import runs in the background
     finally:
         QMessageBox.warning = orig  # type: ignore[method-assign]
     assert shown and "gen_0.mp4" in shown[0] and "empty" in shown[0]
