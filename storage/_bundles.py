@@ -1,11 +1,12 @@
 """Offline study bundles: a blind assignment out to a rater, the rater's work back to the lead.
 
 ``export_assignment`` writes one ``.wbz`` file with the rater's videos (named by their anonymous
-ids), each case's scene image and goal under an opaque case token, and the rater's own order.
-Until the rater has passed calibration it carries the calibration videos only.
-``open_assignment`` turns it into a *rater project*: a normal project folder the workbench opens,
-holding only those blinded cases and videos, with the origin (lead project, study, rater) in its
-``meta`` table. ``export_work`` packs the rater's plans, decisions, evidence and holistic ratings;
+ids, remuxed without any of their metadata by :mod:`storage._blind_media`), each case's scene
+image and goal under an opaque case token, and the rater's own order. Until the rater has passed
+calibration it carries the calibration videos only. ``open_assignment`` turns it into a *rater
+project*: a normal project folder the workbench opens, holding only those blinded cases and
+videos (no roles, models or seeds), with the origin (lead project, study, rater) in its ``meta``
+table. ``export_work`` packs the rater's plans, decisions, evidence and holistic ratings;
 ``import_work`` merges them into the lead project under that rater only (see
 :mod:`storage._bundle_merge` for the conflict rules). Bundle verification (truncation, edits,
 foreign project, newer schema) is in :mod:`storage._bundle_format`.
@@ -17,9 +18,11 @@ import hashlib
 import json
 import os
 import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from storage._blind_media import BlindingError, blind_copy
 from storage._bundle_format import (
     PAYLOAD,
     AssignmentPayload,
@@ -34,7 +37,7 @@ from storage._db import write
 from storage._history import now
 from storage._import import insert_index
 from storage._project import DB_NAME, Project
-from storage._records import Role
+from storage._records import NO_ROLE
 from storage._schema import MIGRATIONS
 from storage._study_calibration import StudyError
 from storage.media import MediaError, VideoIndex, index_video, probe_image
@@ -133,9 +136,16 @@ def export_assignment(
             )
         listed = []
         for a in items:
-            path = project.video_path(project.video(a.video_id))
+            video = project.video(a.video_id)
+            path = project.video_path(video)
             name = f"videos/{a.video_id}{path.suffix.lower()}"
-            w.add_file(name, path)
+            with tempfile.TemporaryDirectory(prefix=".wb-blind-", dir=w.out.parent) as tmp:
+                blind = Path(tmp) / f"{a.video_id}{path.suffix.lower()}"
+                try:
+                    blind_copy(path, blind, project.video_index(video))
+                except BlindingError as e:
+                    raise BlindingError(path, f"video {a.video_id}: {e.problem}") from None
+                w.add_file(name, blind)
             listed.append(
                 BundleItem(
                     position=a.position,
@@ -275,14 +285,14 @@ def _fill(project: Project, b: Bundle, payload: AssignmentPayload, origin: Bundl
             )
             before = len(project.studies.assignments(origin.study_id, origin.rater_id))
             for i in payload.items:
-                # Every video gets the same role: the column is required, and a constant says
-                # nothing (the real role stays in the lead's project).
+                # No role: the real one stays in the lead's project. The column is required
+                # (schema v1), so it holds the empty string, which reads back as None.
                 db.table("videos").insert(
                     {
                         "id": i.video,
                         "case_id": i.case,
                         "media": b.manifest.files[i.file],
-                        "role": Role.GENERATED.value,
+                        "role": NO_ROLE,
                         "model": None,
                         "seed": None,
                         "source_name": Path(i.file).name,

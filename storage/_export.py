@@ -116,7 +116,8 @@ def collect(project: Project, *, include_identity: bool = True) -> list[dict[str
             ],
         }
         if include_identity:
-            entry |= {"role": video.role.value, "model": video.model, "seed": video.seed}
+            role = video.role.value if video.role else None  # None in a rater project
+            entry |= {"role": role, "model": video.model, "seed": video.seed}
         out.append(entry)
     return out
 

@@ -156,4 +156,7 @@ def _case(r: dict[str, Any]) -> Case:
 
 
 def _video(r: dict[str, Any]) -> Video:
-    return Video(**{k: r[k] for k in Video.model_fields} | {"source_name": r["source_name"] or ""})
+    return Video(
+        **{k: r[k] for k in Video.model_fields}
+        | {"source_name": r["source_name"] or "", "role": r["role"] or None}
+    )

@@ -39,6 +39,10 @@ class Role(StrEnum):
     HUMAN_FAILURE = "human-failure"
 
 
+# The stored role of a video in a rater project (the column is required): none, read as None.
+NO_ROLE = ""
+
+
 class Case(Record):
     id: str
     goal: str
@@ -53,7 +57,7 @@ class Video(Record):
     id: str
     case_id: str
     media: str
-    role: Role
+    role: Role | None  # None in a rater project: roles stay in the lead's project
     model: str | None
     seed: int | None
     source_name: str
