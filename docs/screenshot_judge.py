@@ -19,9 +19,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from app.gui._main_window import MainWindow
 from judge import ModelProfile, queue_judge, run_worker, save_profile
 from judge._scripted import scripted_judge
+from judge.loopback import FakeServer, wire_responder
 from storage import Project, load_settings
-from tests.judge.fakeserver import FakeServer
-from tests.judge.wire import wire_responder
 
 
 def main() -> None:

@@ -40,11 +40,21 @@ class JobOutcome:
 
 
 class JobError(Exception):
-    """A job that failed. ``retry`` says whether another attempt could succeed (timeouts, 5xx)."""
+    """A job that failed. ``retry`` says whether another attempt could succeed (timeouts, 5xx);
+    ``rate_limited`` that the provider asked us to slow down (the queue's longer backoff).
+    ``backoff_s`` overrides the queue's backoff for this one failure (a Retry-After)."""
 
-    def __init__(self, message: str, *, retry: bool = False, backoff_s: float = 0.0) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        retry: bool = False,
+        rate_limited: bool = False,
+        backoff_s: float | None = None,
+    ) -> None:
         super().__init__(message)
         self.retry = retry
+        self.rate_limited = rate_limited
         self.backoff_s = backoff_s
 
 

@@ -26,8 +26,13 @@ def queue_judge(
     batch: str | None = None,
     config: Mapping[str, Any] | None = None,
     max_attempts: int = 3,
+    retry_backoff_s: float = 20.0,
+    rate_limit_backoff_s: float = 60.0,
 ) -> tuple[str, list[int]]:
     """Queue one judge job per video; returns the batch name and job ids.
+
+    ``max_attempts``, ``retry_backoff_s`` and ``rate_limit_backoff_s`` are the queue's retry
+    policy for these jobs (see :meth:`storage.Jobs.enqueue`).
 
     Unknown videos or profile, an unknown mode or an empty selection are refused before
     anything is written, so a typo never leaves half a batch behind.
@@ -51,5 +56,11 @@ def queue_judge(
     payloads = [
         {"video_id": v, "profile": profile, "mode": mode, "config": dict(config or {})} for v in ids
     ]
-    job_ids = project.jobs.enqueue(JUDGE_KIND, payloads, batch=name, max_attempts=max_attempts)
+    try:
+        job_ids = project.jobs.enqueue(
+            JUDGE_KIND, payloads, batch=name, max_attempts=max_attempts,
+            retry_backoff_s=retry_backoff_s, rate_limit_backoff_s=rate_limit_backoff_s,
+        )  # fmt: skip
+    except ValueError as err:
+        raise QueueError(str(err)) from None
     return name, job_ids

@@ -101,7 +101,12 @@ class ScriptedModel:
         request = request_json(messages, tools)
         usage = self._usage(stage, messages, tools) if callable(self._usage) else self._usage
         if self._cap is not None and self._spent + usage.cost_usd > self._cap + 1e-12:
-            err = f"spend cap reached (${self._spent:.4f} of ${self._cap:.2f})"
+            left = max(0.0, self._cap - self._spent)
+            err = (
+                f"spend cap reached: the next call costs ${usage.cost_usd:.4f} but only "
+                f"${left:.4f} of the ${self._cap:.2f} cap is left (spent ${self._spent:.4f}); "
+                "no request was sent"
+            )
             self._record(CallRecord(stage, prompt_version, request, "", False, err))
             raise SpendCapReached(err)
         self.seen.append(SeenCall(stage, tuple(messages), tuple(tools)))

@@ -6,9 +6,10 @@ call is written as it happens (each its own transaction, on this job's own conne
 crash keeps the trail; the results are written by the worker in the transaction that marks the
 job done (:class:`JobOutcome`), so a run is never half-finished.
 
-Failures map to :class:`JobError`: a provider failure that says ``retryable`` is retried with a
-backoff (``rate_limit`` waits longer); the spend cap, an undecodable video, replies that keep
-breaking the rules, a missing video or bad settings fail for good. The run row says why
+Failures map to :class:`JobError`: a provider failure that says ``retryable`` is retried after
+the queue's backoff for the job (``rate_limit`` waits the longer one); the spend cap, an
+undecodable video, replies that keep breaking the rules, a missing video or bad settings fail
+for good. The run row says why
 (``failed``), or ``abandoned`` when the job was cancelled.
 """
 
@@ -39,9 +40,6 @@ from storage.media import MediaError, read_image_rgb
 MakeApi = Callable[[str, Project, CallRecorder, float | None], ModelAPI]
 """``(profile_name, project, recorder, spend_cap_usd) -> ModelAPI``; a None cap means the
 profile's own."""
-
-RETRY_BACKOFF_S = 20.0
-RATE_LIMIT_BACKOFF_S = 60.0
 
 
 def default_make_api(
@@ -116,6 +114,7 @@ def run_judge_video(
             config = JudgeConfig().with_overrides(overrides)
         except ValueError as err:
             raise JobError(f"judge.video: {err}") from None
+        config = _cap_left(project, ctx.job_id, config)
         result, run_id = _judge(ctx, project, req, config, make_api)
     finally:
         project.close()
@@ -184,6 +183,24 @@ def _judge(
     return result, run[0]
 
 
+def _cap_left(project: Project, job_id: int, config: JudgeConfig) -> JudgeConfig:
+    """The per-video cap holds across attempts: what earlier attempts' recorded calls cost
+    (a dead worker's included) comes off this attempt's cap."""
+    try:
+        earlier = project.jobs.get(job_id).cost_usd
+    except LookupError:  # run outside the queue (tests, scripts): nothing spent before
+        return config
+    if earlier <= 0:
+        return config
+    left = config.spend_cap_usd - earlier
+    if left <= 0:
+        raise JobError(
+            f"judge.video: spend cap reached: earlier attempts of this job already spent "
+            f"${earlier:.4f} of the ${config.spend_cap_usd:.2f} cap; no request was sent"
+        )
+    return config.with_overrides({"spend_cap_usd": left})
+
+
 def run_call(record: CallRecord) -> RunCall:
     """A provider's call record as ``storage`` keeps it in ``judge_calls``."""
     u = record.usage
@@ -197,8 +214,8 @@ def _job_error(err: Exception) -> JobError:
     if isinstance(err, SpendCapReached) or not isinstance(err, CallFailed):
         return JobError(f"judge.video: {err}")
     if getattr(err, "retryable", False):
-        wait = RATE_LIMIT_BACKOFF_S if getattr(err, "kind", "") == "rate_limit" else RETRY_BACKOFF_S
-        return JobError(f"judge.video: {err}", retry=True, backoff_s=wait)
+        limited = getattr(err, "kind", "") == "rate_limit"
+        return JobError(f"judge.video: {err}", retry=True, rate_limited=limited)
     return JobError(f"judge.video: {err}")
 
 

@@ -5,12 +5,19 @@ writes) loop claim -> run -> complete/fail. One heartbeat thread renews every ru
 lease and writes its progress; a refused heartbeat (cancelled, or taken over) makes the job's
 ``cancelled()`` true, and whatever it returns is dropped, since completion checks ownership in
 the transaction that writes the result. On stop, running jobs get a grace period, then go back
-to the queue without spending an attempt. Logs are JSON lines with payload keys, never values.
+to the queue without spending an attempt. Logs are JSON lines with payload keys, never values;
+Python ``logging`` records and warnings from the libraries a job uses become such lines too.
+
+Each claim has its own lease owner token (:func:`storage.make_owner`), and leases are kept in
+wall-clock time: after the process was suspended (SIGSTOP, a closed lid) the first thing a job
+asks, ``cancelled()``, sees that its lease ran out and renews it synchronously; if another claim
+took the job meanwhile, the renewal is refused and the job stops before its next model call.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import secrets
 import socket
@@ -18,8 +25,8 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable, Mapping
-from contextlib import suppress
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -112,7 +119,7 @@ def run_worker(
     control = Project.open(project_root)  # also makes a wrong folder fail before any thread
     ident, stop = worker_id or make_worker_id(), stop or threading.Event()
     w = _Worker(project_root, ident, drain, lease_s, poll_s, stop, kinds, log or stderr_log())
-    with control:
+    with control, _logging_to(w):
         for name in missing:
             w.emit("warning", "worker.kinds_missing", module=name)
         settings = dict(concurrency=concurrency, drain=drain, lease_s=lease_s, kinds=kinds)
@@ -143,12 +150,17 @@ class _Running:
         self.payload: Mapping[str, Any] = MappingProxyType(job.payload)
         self.project_root = worker.root
         self.job = job
+        self.owner = job.lease_owner or worker.id  # this claim's token: never another claim's
         self.lock = threading.Lock()
         self.gone: str | None = None  # cancelled | lost | released: no longer ours to finish
         self.finishing = False  # its runner is writing the outcome: stop must not release it
-        self.last_beat = time.monotonic()
+        # Wall-clock time, not monotonic: a suspended machine's monotonic clock may stand still
+        # while the lease, kept in wall time in the database, runs out.
+        self.last_beat = time.time()
+        self.lease_until = job.lease_expires or (self.last_beat + worker.lease_s)
         self.last_write = self.last_log = 0.0
         self.pending: tuple[float, str | None, float | None] | None = None
+        self.project: Project | None = None  # the runner's connection, for cancelled()
         self._worker = worker
 
     def progress(self, fraction: float, note: str = "", cost_usd: float | None = None) -> None:
@@ -158,6 +170,12 @@ class _Running:
             self.pending = (round(min(max(fraction, 0.0), 1.0), 4), note or None, cost_usd)
 
     def cancelled(self) -> bool:
+        if self.gone is not None:
+            return True
+        # Past (or near) the lease's end without a renewal: we were suspended, or the heartbeat
+        # thread is starved. Renew now, before the job spends anything more.
+        if time.time() >= self.lease_until - self._worker.lease_s / 3 and self.project:
+            self._worker.renew(self.project, self)
         return self.gone is not None
 
     def log(self, event: str, **fields: Any) -> None:
@@ -214,6 +232,7 @@ class _Worker:
                 self.stop.wait(self.poll_s)
                 continue
             rec = _Running(self, job)
+            rec.project = project
             with self._lock:
                 self.active[job.id] = rec
             try:
@@ -251,7 +270,7 @@ class _Worker:
             return
         try:
             ok = project.jobs.complete(
-                job.id, self.id, lambda: outcome.write(project), cost_usd=outcome.cost_usd
+                job.id, rec.owner, lambda: outcome.write(project), cost_usd=outcome.cost_usd
             )
         except Exception as e:  # writing the result failed and was rolled back
             self.emit("error", "job.crashed", job, error=_err(e), traceback=traceback.format_exc())
@@ -266,11 +285,14 @@ class _Worker:
         self.emit("info", "job.done", job, seconds=took, cost_usd=outcome.cost_usd)
 
     def _fail(self, project: Project, rec: _Running, err: JobError, *, begun: bool = False) -> None:
-        job, error, retry, backoff_s = rec.job, str(err), err.retry, err.backoff_s
+        job, error, retry = rec.job, str(err), err.retry
         if not begun and not self._begin_finish(project, rec):
             return
         try:
-            ok = project.jobs.fail(job.id, self.id, error, retry=retry, backoff_s=backoff_s)
+            ok = project.jobs.fail(
+                job.id, rec.owner, error, retry=retry, rate_limited=err.rate_limited,
+                backoff_s=err.backoff_s,
+            )  # fmt: skip
         except Exception as e:
             # Nothing recorded: the lease expires and the job runs again, so it is not lost.
             self.emit("error", "job.fail_error", job, error=error, fail_error=_err(e))
@@ -279,8 +301,11 @@ class _Worker:
             self._not_ours(project, rec)
         elif retry and job.attempts < job.max_attempts:  # attempts cannot change while ours
             self.count("retried")
+            wait = err.backoff_s
+            if wait is None:
+                wait = job.rate_limit_backoff_s if err.rate_limited else job.retry_backoff_s
             self.emit(
-                "warning", "job.retry", job, error=error, backoff_s=backoff_s, attempt=job.attempts
+                "warning", "job.retry", job, error=error, backoff_s=wait, attempt=job.attempts
             )
         else:
             self.count("failed")
@@ -320,7 +345,7 @@ class _Worker:
                 return
             rec.gone = "released"
         try:
-            project.jobs.release(rec.job.id, self.id)
+            project.jobs.release(rec.job.id, rec.owner)
         except Exception as e:  # its lease still expires, so another worker gets it later
             self.emit("error", "job.release_error", rec.job, error=_err(e))
             return
@@ -353,8 +378,22 @@ class _Worker:
         except BaseException as e:  # without heartbeats leases expire: others take over
             self.emit("error", "worker.crashed", error=_err(e), traceback=traceback.format_exc())
 
+    def renew(self, project: Project, rec: _Running) -> None:
+        """Renew one lease now, on the caller's connection (see :meth:`_Running.cancelled`)."""
+        try:
+            ok = project.jobs.heartbeat(rec.job.id, rec.owner, self.lease_s)
+        except Exception as e:  # cannot tell: carry on; the heartbeat thread tries again
+            self.emit("warning", "job.heartbeat_error", rec.job, error=_err(e))
+            return
+        if ok:
+            with rec.lock:
+                rec.last_beat = time.time()
+                rec.lease_until = rec.last_beat + self.lease_s
+        else:
+            self.mark_gone(rec, _why_gone(project, rec.job.id))
+
     def _beat(self, project: Project, rec: _Running) -> None:
-        now = time.monotonic()
+        now = time.time()
         with rec.lock:
             if rec.gone is not None or rec.finishing:
                 return
@@ -367,12 +406,13 @@ class _Worker:
         fraction, note, cost = pending if show and pending else (None, None, None)
         try:
             ok = project.jobs.heartbeat(
-                rec.job.id, self.id, self.lease_s, progress=fraction, note=note, cost_usd=cost
+                rec.job.id, rec.owner, self.lease_s, progress=fraction, note=note, cost_usd=cost
             )
         except Exception as e:  # try again next tick; the lease has slack for a few misses
             self.emit("warning", "job.heartbeat_error", rec.job, error=_err(e))
             return
-        rec.last_beat = now
+        if ok:
+            rec.last_beat, rec.lease_until = now, now + self.lease_s
         if show:
             rec.last_write = now
             if now - rec.last_log >= PROGRESS_LOG_INTERVAL_S:
@@ -380,6 +420,36 @@ class _Worker:
                 self.emit("debug", "job.progress", rec.job, progress=fraction, note=note)
         if not ok:
             self.mark_gone(rec, _why_gone(project, rec.job.id))
+
+
+class _JsonLogHandler(logging.Handler):
+    """Python ``logging`` records (the model client's, a library's) as the worker's JSON lines:
+    without it they reach stderr as plain text, between the JSON lines a reader parses."""
+
+    def __init__(self, worker: _Worker) -> None:
+        super().__init__(logging.WARNING)  # httpx logs every request at INFO: not worth a line
+        self._worker = worker
+
+    def emit(self, record: logging.LogRecord) -> None:
+        level = {logging.DEBUG: "debug", logging.INFO: "info", logging.WARNING: "warning"}.get(
+            record.levelno, "error"
+        )
+        with suppress(Exception):  # a record whose message cannot be formatted is dropped
+            self._worker.emit(level, "log", logger=record.name, message=record.getMessage())
+
+
+@contextmanager
+def _logging_to(worker: _Worker) -> Iterator[None]:
+    """Route ``logging`` and ``warnings`` into the worker's log while it runs."""
+    handler = _JsonLogHandler(worker)
+    root = logging.getLogger()
+    root.addHandler(handler)
+    logging.captureWarnings(True)
+    try:
+        yield
+    finally:
+        logging.captureWarnings(False)
+        root.removeHandler(handler)
 
 
 def _why_gone(project: Project, job_id: int) -> str:

@@ -1,17 +1,24 @@
 """The job queue: rows in ``jobs`` claimed by workers under a lease.
 
 A worker claims a job atomically (one ``BEGIN IMMEDIATE`` transaction picks the next runnable
-row and stamps it with the worker's id and a lease expiry), renews the lease with heartbeats,
-and finishes it with :meth:`Jobs.complete`, which writes the job's result and marks it done in
-the same transaction, but only if the worker still owns the lease. A worker that dies stops
-heartbeating; once its lease expires the job is claimable again, so nothing is lost, and the
-ownership check on completion means nothing is written twice. Jobs that keep failing or keep
-losing their worker end as ``failed`` with the reason.
+row and stamps it with an owner token made for this claim alone, ``worker-id/random``, and a
+lease expiry), renews the lease with heartbeats, and finishes it with :meth:`Jobs.complete`,
+which writes the job's result and marks it done in the same transaction, but only if the claim
+still owns the lease. A worker that dies stops heartbeating; once its lease expires the job is
+claimable again, so nothing is lost, and the ownership check on completion means nothing is
+written twice. Because every claim has its own token, a worker suspended past its lease (a
+closed laptop lid, ``kill -STOP``) that resumes and re-claims the job in another of its threads
+cannot also go on with the old claim: the old claim's heartbeats and completion are refused.
+
+Jobs that keep failing or keep losing their worker end as ``failed`` with the reason; whenever a
+job ends, any run it left ``running`` is ended with it. Retry backoffs and attempts are settings
+of each job. Money is what the job's recorded calls cost over every attempt (``job_spend``).
 """
 
 from __future__ import annotations
 
 import json
+import secrets
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -53,6 +60,16 @@ class Job:
     created_at: str | None
     started_at: str | None
     finished_at: str | None
+    retry_backoff_s: float = 20.0
+    rate_limit_backoff_s: float = 60.0
+    calls: int = 0  # recorded model calls over every attempt
+
+
+# Cost is the recorded calls' sum where the job recorded any; otherwise what it last reported.
+_SELECT = (
+    "SELECT jobs.*, s.cost_usd AS recorded_cost, s.calls AS recorded_calls "
+    "FROM jobs LEFT JOIN job_spend s ON s.job_id = jobs.id"
+)
 
 
 def _job(row: dict[str, Any]) -> Job:
@@ -70,11 +87,24 @@ def _job(row: dict[str, Any]) -> Job:
         progress_note=row["progress_note"],
         error=row["error"],
         result_ref=row["result_ref"],
-        cost_usd=row["cost_usd"] or 0.0,
+        cost_usd=(row["recorded_cost"] if row.get("recorded_calls") else (row["cost_usd"] or 0.0)),
         created_at=row["created_at"],
         started_at=row["started_at"],
         finished_at=row["finished_at"],
+        retry_backoff_s=row["retry_backoff_s"],
+        rate_limit_backoff_s=row["rate_limit_backoff_s"],
+        calls=row.get("recorded_calls") or 0,
     )
+
+
+def make_owner(worker: str) -> str:
+    """The lease owner of one claim: the worker's id and a token no other claim shares."""
+    return f"{worker}/{secrets.token_hex(4)}"
+
+
+def owner_worker(owner: str | None) -> str | None:
+    """The worker id part of a lease owner (where to look when a lease is stuck)."""
+    return owner.rsplit("/", 1)[0] if owner else None
 
 
 class Jobs:
@@ -93,8 +123,21 @@ class Jobs:
         batch: str | None = None,
         max_attempts: int = 3,
         priority: int = 100,
+        retry_backoff_s: float = 20.0,
+        rate_limit_backoff_s: float = 60.0,
     ) -> list[int]:
-        """Queue one job per payload (one transaction); returns their ids."""
+        """Queue one job per payload (one transaction); returns their ids.
+
+        ``max_attempts`` bounds the attempts (a worker that dies spends one too);
+        ``retry_backoff_s`` is the wait before a retryable failure runs again, and
+        ``rate_limit_backoff_s`` the wait after the provider said "too many requests".
+        """
+        for name, value in (("retry_backoff_s", retry_backoff_s),
+                            ("rate_limit_backoff_s", rate_limit_backoff_s)):  # fmt: skip
+            if not value >= 0:
+                raise ValueError(f"{name} must be ≥ 0 seconds, not {value!r}")
+        if max_attempts < 1:
+            raise ValueError(f"max_attempts must be at least 1, not {max_attempts}")
         ids = []
         with write(self._db):
             for payload in payloads:
@@ -112,6 +155,8 @@ class Jobs:
                         "progress": 0.0,
                         "cost_usd": 0.0,
                         "created_at": now(),
+                        "retry_backoff_s": float(retry_backoff_s),
+                        "rate_limit_backoff_s": float(rate_limit_backoff_s),
                     }
                 )
                 assert tbl.last_pk is not None
@@ -121,7 +166,11 @@ class Jobs:
     # ---- workers -------------------------------------------------------------------------
     def claim(self, worker: str, lease_s: float, kinds: Iterable[str] | None = None) -> Job | None:
         """Atomically take the next runnable job: queued (and past its backoff), or running
-        under an expired lease. A job whose attempts are used up fails instead of running."""
+        under an expired lease. A job whose attempts are used up fails instead of running.
+
+        The returned job's ``lease_owner`` is this claim's own token: pass it (not ``worker``)
+        to :meth:`heartbeat`, :meth:`complete`, :meth:`fail` and :meth:`release`.
+        """
         t = self._clock()
         kind_list = list(kinds) if kinds is not None else None
         kind_sql = ""
@@ -143,8 +192,9 @@ class Jobs:
                 job_id, attempts, max_attempts, status, owner = row
                 if attempts >= max_attempts:
                     reason = (
-                        f"gave up after {attempts} attempt(s): its worker ({owner}) stopped "
-                        "without finishing (killed, crashed or lost power)"
+                        f"gave up after {attempts} attempt(s): its worker "
+                        f"({owner_worker(owner)}) stopped without finishing (killed, crashed, "
+                        "suspended or lost power)"
                         if status == "running"
                         else f"gave up after {attempts} attempt(s)"
                     )
@@ -154,7 +204,7 @@ class Jobs:
                     "UPDATE jobs SET status = 'running', lease_owner = ?, lease_expires = ?, "
                     "heartbeat_at = ?, attempts = attempts + 1, started_at = ?, progress = 0 "
                     "WHERE id = ?",
-                    [worker, t + lease_s, t, now(), job_id],
+                    [make_owner(worker), t + lease_s, t, now(), job_id],
                 )
                 return self.get(job_id)
 
@@ -168,8 +218,9 @@ class Jobs:
         note: str | None = None,
         cost_usd: float | None = None,
     ) -> bool:
-        """Renew the lease (and report progress). False if the worker no longer owns the job
-        (cancelled, or the lease expired and another worker took it): it should stop."""
+        """Renew the lease (and report progress). ``worker`` is the claim's owner token. False
+        if the claim no longer owns the job (cancelled, or the lease expired and another claim
+        took it, in another worker or in this one): it should stop at once."""
         t = self._clock()
         sets = ["lease_expires = ?", "heartbeat_at = ?"]
         args: list[Any] = [t + lease_s, t]
@@ -217,18 +268,25 @@ class Jobs:
         error: str,
         *,
         retry: bool = False,
-        backoff_s: float = 0.0,
+        rate_limited: bool = False,
+        backoff_s: float | None = None,
         cost_usd: float | None = None,
     ) -> bool:
-        """Record a failure. ``retry=True`` puts the job back (after ``backoff_s``) while
-        attempts remain; otherwise it ends failed with ``error`` as the reason."""
+        """Record a failure. ``retry=True`` puts the job back while attempts remain, after
+        the job's own backoff (``rate_limit_backoff_s`` if ``rate_limited``, else
+        ``retry_backoff_s``; ``backoff_s`` overrides both); otherwise it ends failed with
+        ``error`` as the reason."""
         with write(self._db):
             if not self._owned(job_id, worker):
                 return False
             row = self._db.execute(
-                "SELECT attempts, max_attempts FROM jobs WHERE id = ?", [job_id]
+                "SELECT attempts, max_attempts, retry_backoff_s, rate_limit_backoff_s "
+                "FROM jobs WHERE id = ?",
+                [job_id],
             ).fetchone()
             extra = {} if cost_usd is None else {"cost_usd": cost_usd}
+            if backoff_s is None:
+                backoff_s = float(row[3] if rate_limited else row[2])
             if retry and row[0] < row[1]:
                 self._db.table("jobs").update(
                     job_id,
@@ -273,12 +331,16 @@ class Jobs:
         """Cancel queued or running jobs (a running one stops at its next heartbeat)."""
         where, args = self._select(job_ids, batch)
         with write(self._db):
-            cur = self._db.execute(
-                f"UPDATE jobs SET status = 'cancelled', finished_at = ?, lease_owner = NULL "
-                f"WHERE status IN ('queued', 'running') AND ({where})",
-                [now(), *args],
-            )
-            return int(cur.rowcount)
+            ids = [
+                r[0]
+                for r in self._db.execute(
+                    f"SELECT id FROM jobs WHERE status IN ('queued', 'running') AND ({where})",
+                    args,
+                ).fetchall()
+            ]
+            for job_id in ids:
+                self._finish(job_id, JobStatus.CANCELLED)
+            return len(ids)
 
     def retry(self, job_ids: Iterable[int] = (), *, batch: str | None = None) -> int:
         """Queue failed or cancelled jobs again with fresh attempts."""
@@ -293,19 +355,35 @@ class Jobs:
             return int(cur.rowcount)
 
     def get(self, job_id: int) -> Job:
-        return _job(self._db.table("jobs").get(job_id))
+        row = self._db.execute(_SELECT + " WHERE jobs.id = ?", [job_id])
+        found = [dict(zip([d[0] for d in row.description], r, strict=True)) for r in row]
+        if not found:
+            raise LookupError(f"no job {job_id}")
+        return _job(found[0])
 
     def query(self, *, batch: str | None = None, status: JobStatus | None = None) -> list[Job]:
         """Jobs, oldest first, optionally of one batch or status."""
         clauses, args = [], []
         if batch is not None:
-            clauses.append("batch = ?")
+            clauses.append("jobs.batch = ?")
             args.append(batch)
         if status is not None:
-            clauses.append("status = ?")
+            clauses.append("jobs.status = ?")
             args.append(status.value)
-        rows = self._db.table("jobs").rows_where(" AND ".join(clauses) or None, args, order_by="id")
-        return [_job(r) for r in rows]
+        where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+        cur = self._db.execute(_SELECT + where + " ORDER BY jobs.id", args)
+        names = [d[0] for d in cur.description]
+        return [_job(dict(zip(names, r, strict=True))) for r in cur]
+
+    def spend(self, *, batch: str | None = None) -> float:
+        """US$ of every recorded model call of the project's jobs (of one batch), over every
+        attempt: what the endpoint was asked to do is what was paid for."""
+        sql = "SELECT COALESCE(SUM(s.cost_usd), 0) FROM job_spend s"
+        args: list[Any] = []
+        if batch is not None:
+            sql += " JOIN jobs ON jobs.id = s.job_id WHERE jobs.batch = ?"
+            args.append(batch)
+        return float(self._db.execute(sql, args).fetchone()[0])
 
     def counts(self, *, batch: str | None = None) -> dict[str, int]:
         """Jobs per status (every status present, zero if none)."""
@@ -333,6 +411,9 @@ class Jobs:
         return row is not None
 
     def _finish(self, job_id: int, status: JobStatus, **values: Any) -> None:
+        """End a job, and with it any run it left running (in the same transaction)."""
+        from storage._judge import JudgeRuns  # the runs a job owns; imported late (no cycle)
+
         self._db.table("jobs").update(
             job_id,
             {
@@ -343,6 +424,13 @@ class Jobs:
                 **values,
             },
         )
+        if status is JobStatus.DONE:  # the result's own run is done; others were earlier tries
+            why, abandoned = "abandoned: the job finished on another attempt", True
+        elif status is JobStatus.CANCELLED:
+            why, abandoned = "cancelled", True
+        else:
+            why, abandoned = f"job failed: {values.get('error') or 'no reason given'}", False
+        JudgeRuns(self._db).end_for_job(job_id, why, abandoned=abandoned)
 
     @staticmethod
     def _select(job_ids: Iterable[int], batch: str | None) -> tuple[str, list[Any]]:

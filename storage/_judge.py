@@ -157,6 +157,19 @@ class JudgeRuns:
                 ["abandoned" if abandoned else "failed", error, cost, t_in, t_out, now(), run_id],
             )
 
+    def end_for_job(self, job_id: int, error: str, *, abandoned: bool = False) -> int:
+        """End every run of a job still ``running``: the queue calls it when the job itself
+        ends (gave up, cancelled, or done on another attempt). Returns how many it ended."""
+        ids = [
+            r[0]
+            for r in self._db.execute(
+                "SELECT id FROM judge_runs WHERE job_id = ? AND status = 'running'", [job_id]
+            ).fetchall()
+        ]
+        for rid in ids:
+            self.fail(rid, error, abandoned=abandoned)
+        return len(ids)
+
     def abandon_stale(self, video_id: str, *, job_id: int | None = None) -> int:
         """Mark runs of a video still ``running`` (optionally only one job's) as abandoned.
 

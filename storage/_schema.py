@@ -5,6 +5,7 @@ gate_decisions, evidence_marks, history. (v2): jobs, model_profiles, judge_runs,
 judge_subgoals, judge_answers, judge_frames, judge_inspections. (v3): studies, study_videos,
 assignments, calibration_references, calibration_results, bundle_imports. (v4): sim_episodes,
 sim_ticks, sim_actions, sim_anomalies, sim_conditions, sim_metrics, sim_artifacts, sim_snapshots.
+(v5): the queue's retry settings per job, and the ``job_spend`` view (money from recorded calls).
 """
 
 from __future__ import annotations
@@ -482,4 +483,26 @@ def _v4(db: sqlite_utils.Database) -> None:
         db.execute(statement)
 
 
-MIGRATIONS: list[Migration] = [_v1, _v2, _v3, _v4]
+_V5_SQL = [
+    # Retry policy is the queue's, per job (``workbench judge run --retry-backoff …``).
+    "ALTER TABLE jobs ADD COLUMN retry_backoff_s REAL NOT NULL DEFAULT 20.0",
+    "ALTER TABLE jobs ADD COLUMN rate_limit_backoff_s REAL NOT NULL DEFAULT 60.0",
+    # What a job spent is what its recorded calls cost, over every attempt (a dead attempt's
+    # calls included); a heartbeat's figure is only a live estimate. Job kinds that record
+    # calls elsewhere add their table to this view in a later migration.
+    """CREATE VIEW job_spend AS
+    SELECT r.job_id AS job_id, COUNT(c.id) AS calls, COALESCE(SUM(c.cost_usd), 0.0) AS cost_usd
+    FROM judge_runs r JOIN judge_calls c ON c.run_id = r.id
+    WHERE r.job_id IS NOT NULL
+    GROUP BY r.job_id""",
+    "CREATE INDEX IF NOT EXISTS judge_runs_job ON judge_runs (job_id)",
+]
+
+
+def _v5(db: sqlite_utils.Database) -> None:
+    """Queue settings per job and spend counted from recorded calls."""
+    for statement in _V5_SQL:
+        db.execute(statement)
+
+
+MIGRATIONS: list[Migration] = [_v1, _v2, _v3, _v4, _v5]

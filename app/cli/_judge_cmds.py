@@ -28,6 +28,18 @@ def judge() -> None:
     show_default=True,
 )  # fmt: skip
 @click.option("--batch", help="Batch name (default: judge-<mode>-<time>).")
+@click.option(
+    "--max-attempts", type=click.IntRange(min=1), default=3, show_default=True,
+    help="Attempts per video, counting one whose worker died.",
+)  # fmt: skip
+@click.option(
+    "--retry-backoff", "retry_backoff_s", type=click.FloatRange(min=0), default=20.0,
+    show_default=True, help="Seconds before a retryable failure (timeout, 5xx) runs again.",
+)  # fmt: skip
+@click.option(
+    "--rate-limit-backoff", "rate_limit_backoff_s", type=click.FloatRange(min=0), default=60.0,
+    show_default=True, help="Seconds to wait after the endpoint answered 429 (rate limited).",
+)  # fmt: skip
 def run(
     project_dir: Path,
     videos: tuple[str, ...],
@@ -35,6 +47,9 @@ def run(
     profile: str,
     mode: str,
     batch: str | None,
+    max_attempts: int,
+    retry_backoff_s: float,
+    rate_limit_backoff_s: float,
 ) -> None:
     """Queue one judge job per video. Start `workbench worker` to run them."""
     from judge import queue_judge
@@ -42,7 +57,10 @@ def run(
 
     with Project.open(project_dir) as project:
         chosen = list(videos) or [v.id for v in project.videos(case_id)]
-        name, ids = queue_judge(project, chosen, profile=profile, mode=mode, batch=batch)
+        name, ids = queue_judge(
+            project, chosen, profile=profile, mode=mode, batch=batch, max_attempts=max_attempts,
+            retry_backoff_s=retry_backoff_s, rate_limit_backoff_s=rate_limit_backoff_s,
+        )  # fmt: skip
     click.echo(f"queued {len(ids)} job(s) in batch {name}")
     click.echo(f"run them with: workbench worker --project {project_dir} --drain", err=True)
 
@@ -52,13 +70,17 @@ def run(
 @click.option("--batch", help="Only this batch.")
 @click.option("--json", "as_json", is_flag=True)
 def status(project_dir: Path, batch: str | None, as_json: bool) -> None:
-    """Job counts, cost so far, and failures with their reasons."""
+    """Job counts, money spent, and failures with their reasons.
+
+    Spend is what every recorded model call cost, over every attempt of every job (a call
+    made by a worker that died is paid for too), not what the jobs last reported."""
     from judge import JUDGE_KIND
     from storage import JobStatus, Project
 
     with Project.open(project_dir) as project:
         jobs = [j for j in project.jobs.query(batch=batch) if j.kind == JUDGE_KIND]
     counts = {s.value: sum(1 for j in jobs if j.status is s) for s in JobStatus}
+    calls = sum(j.calls for j in jobs)
     failed = [
         {"job": j.id, "video_id": j.payload.get("video_id"), "error": j.error}
         for j in jobs
@@ -66,9 +88,12 @@ def status(project_dir: Path, batch: str | None, as_json: bool) -> None:
     ]
     cost = round(sum(j.cost_usd for j in jobs), 6)
     if as_json:
-        click.echo(json.dumps({"counts": counts, "cost_usd": cost, "failed": failed}))
+        click.echo(
+            json.dumps({"counts": counts, "cost_usd": cost, "calls": calls, "failed": failed})
+        )
         return
-    click.echo("  ".join(f"{k} {v}" for k, v in counts.items()) + f"  cost ${cost:.4f}")
+    summary = "  ".join(f"{k} {v}" for k, v in counts.items())
+    click.echo(f"{summary}  spent ${cost:.4f} on {calls} call(s)")
     for f in failed:
         click.echo(f"  job {f['job']} ({f['video_id']}): {f['error']}")
 
@@ -135,6 +160,10 @@ def profile() -> None:
 @click.option("--price-in", type=float, default=0.0, help="US$ per million input tokens.")
 @click.option("--price-out", type=float, default=0.0, help="US$ per million output tokens.")
 @click.option("--spend-cap", type=float, default=2.0, show_default=True, help="US$ per video.")
+@click.option(
+    "--tokens-per-image", type=click.IntRange(min=1), default=800, show_default=True,
+    help="Input tokens assumed per image when checking that a call's worst case fits the cap.",
+)  # fmt: skip
 @click.option("--reasoning-effort", default=None)
 def profile_add(
     project_dir: Path,
@@ -147,6 +176,7 @@ def profile_add(
     price_in: float,
     price_out: float,
     spend_cap: float,
+    tokens_per_image: int,
     reasoning_effort: str | None,
 ) -> None:
     """Add or replace a profile in the project."""
@@ -160,7 +190,8 @@ def profile_add(
             name=name, base_url=base_url, model=model, api_key_env=api_key_env,
             timeout_s=timeout_s, max_output_tokens=max_output_tokens,
             price_in_per_mtok=price_in, price_out_per_mtok=price_out,
-            spend_cap_usd=spend_cap, reasoning_effort=reasoning_effort,
+            spend_cap_usd=spend_cap, tokens_per_image=tokens_per_image,
+            reasoning_effort=reasoning_effort,
         )  # fmt: skip
     except ValidationError as e:
         first = e.errors()[0]

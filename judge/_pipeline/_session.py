@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from judge._api import Message, ModelAPI, SpendCapReached, Tool, ToolCall
+from judge._api import Message, ModelAPI, Tool, ToolCall
 from judge._pipeline._config import (
     PROMPT_VERSION,
     JudgeCancelled,
@@ -56,12 +56,6 @@ class Session:
     def progress(self, fraction: float, note: str) -> None:
         self._progress(min(max(fraction, 0.0), 1.0), note)
 
-    def cap_reached(self) -> SpendCapReached:
-        """The error that ends a run that cannot afford its next required call."""
-        return SpendCapReached(
-            f"spend cap reached (${self.spent_usd:.4f} of ${self.config.spend_cap_usd:.2f})"
-        )
-
     def inspection_affordable(self) -> bool:
         """Whether inspecting still leaves room for the submits to come (see JudgeConfig)."""
         return self.spent_usd < self.config.inspect_budget_share * self.config.spend_cap_usd
@@ -88,12 +82,11 @@ class Session:
             if self._should_stop():
                 raise JudgeCancelled("cancelled")
             msgs = [*messages, *extra]
-            try:
-                call, usage = self.api.call(
-                    stage=stage, prompt_version=PROMPT_VERSION, messages=msgs, tools=tools
-                )
-            except SpendCapReached:
-                raise self.cap_reached() from None  # one message, whatever the provider said
+            # SpendCapReached passes through as the provider said it: only the provider knows
+            # whether the cap is spent or the next call's worst case no longer fits in it.
+            call, usage = self.api.call(
+                stage=stage, prompt_version=PROMPT_VERSION, messages=msgs, tools=tools
+            )
             self.calls += 1
             self.tokens_in += usage.tokens_in
             self.tokens_out += usage.tokens_out

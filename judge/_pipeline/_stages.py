@@ -140,7 +140,7 @@ class GateRunner:
                 )
             except SpendCapReached:
                 if not offer:
-                    raise self.s.cap_reached() from None
+                    raise
                 self._cap_hit = True
                 self.s.notes.append(f"{a.axis} {gate}: spend cap refused an inspecting call")
                 continue

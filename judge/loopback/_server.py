@@ -1,4 +1,7 @@
-"""A scripted, fault-injecting OpenAI-compatible server on 127.0.0.1 for tests.
+"""A scripted, fault-injecting OpenAI-compatible server on 127.0.0.1.
+
+Tests, ``bench/judge`` and the docs' screenshots use it instead of a hosted model; lab IT can
+use it to check an install end to end without a network.
 
 Usage::
 
@@ -188,6 +191,7 @@ class FakeServer:
         self.models = list(models) if models is not None else None
         self.default = default
         self.requests: list[RecordedRequest] = []
+        self.answered: list[tuple[int, int]] = []  # usage of every completion delivered
         self._queue: deque[Action] = deque()
         self._responder: Responder | None = None
         if callable(script):
@@ -240,6 +244,12 @@ class FakeServer:
         """Append actions to the queue."""
         with self._lock:
             self._queue.extend(actions)
+
+    def billed_usd(self, price_in_per_mtok: float, price_out_per_mtok: float) -> float:
+        """What the delivered completions cost at these prices: the provider's invoice."""
+        with self._lock:
+            return sum(i * price_in_per_mtok / 1e6 + o * price_out_per_mtok / 1e6
+                       for i, o in self.answered)  # fmt: skip
 
     @property
     def chat_requests(self) -> list[RecordedRequest]:
@@ -325,13 +335,19 @@ class _Handler(BaseHTTPRequestHandler):
         if isinstance(action, Reply):
             args = json.dumps(dict(action.arguments))
             msg = tool_message(action.tool_name, args, n)
-            self._send(200, completion(msg, action.usage, model, n, "tool_calls"))
+            self._bill(
+                action.usage, self._send(200, completion(msg, action.usage, model, n, "tool_calls"))
+            )
         elif isinstance(action, BadArgs):
             msg = tool_message(action.tool_name, action.raw_arguments, n)
-            self._send(200, completion(msg, action.usage, model, n, "tool_calls"))
+            self._bill(
+                action.usage, self._send(200, completion(msg, action.usage, model, n, "tool_calls"))
+            )
         elif isinstance(action, ReplyText):
             msg = {"role": "assistant", "content": action.text}
-            self._send(200, completion(msg, action.usage, model, n, "stop"))
+            self._bill(
+                action.usage, self._send(200, completion(msg, action.usage, model, n, "stop"))
+            )
         elif isinstance(action, RawJSON):
             self._send(200, dict(action.body))
         elif isinstance(action, Malformed):
@@ -357,12 +373,19 @@ class _Handler(BaseHTTPRequestHandler):
         else:  # pragma: no cover - a new Action type without a branch
             raise TypeError(f"unknown action {action!r}")
 
+    def _bill(self, usage: tuple[int, int], sent: bool) -> None:
+        """A completion with usage that reached the client is a call the provider bills."""
+        if sent:
+            with self.fake._lock:
+                self.fake.answered.append(usage)
+
     def _send(
         self, code: int, payload: Mapping[str, Any], headers: Mapping[str, str] | None = None
-    ) -> None:
-        self._send_raw(code, json.dumps(payload).encode(), headers or {})
+    ) -> bool:
+        return self._send_raw(code, json.dumps(payload).encode(), headers or {})
 
-    def _send_raw(self, code: int, data: bytes, headers: Mapping[str, str]) -> None:
+    def _send_raw(self, code: int, data: bytes, headers: Mapping[str, str]) -> bool:
+        """Send a response; False if the client was gone."""
         try:
             self.send_response(code)
             self.send_header("Content-Type", "application/json")
@@ -374,3 +397,5 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
         except OSError:
             self.close_connection = True  # the client gave up (timeout); nothing to do
+            return False
+        return True

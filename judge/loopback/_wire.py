@@ -11,7 +11,7 @@ from typing import Any
 
 from judge._api import Tool, ToolCall
 from judge._scripted import perfect_judge
-from tests.judge.fakeserver import Reply
+from judge.loopback._server import Reply
 
 STAGES = {
     "submit_plan_task": "plan_task",

@@ -13,9 +13,8 @@ from pytestqt.qtbot import QtBot
 from app.gui._judge_dialog import JudgeDialog
 from app.gui._main_window import MainWindow
 from judge import ModelProfile, save_profile
+from judge.loopback import FakeServer, wire_responder
 from storage import Project
-from tests.judge.fakeserver import FakeServer
-from tests.judge.wire import wire_responder
 
 
 def test_queue_run_and_trace_from_the_gui(

@@ -6,7 +6,7 @@ from typing import Any
 
 from judge._api import CallRecord
 from judge._profiles import ModelProfile
-from tests.judge.fakeserver import FakeServer
+from judge.loopback import FakeServer
 
 
 class Records(list[CallRecord]):

@@ -15,8 +15,8 @@ import pytest
 from judge._api import CallFailed, FrameImage, Message, Tool
 from judge._client import ModelCallFailed, OpenAIModel
 from judge._profiles import ModelProfile
+from judge.loopback import Action, Delay, Drop, FakeServer, Reply, Status
 from tests.judge.client_helpers import Records, profile
-from tests.judge.fakeserver import Action, Delay, Drop, FakeServer, Reply, Status
 
 ANSWER = Tool(
     "answer",

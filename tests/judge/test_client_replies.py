@@ -12,8 +12,7 @@ import pytest
 
 from judge._api import Message, SpendCapReached, Tool
 from judge._client import ModelCallFailed, OpenAIModel
-from tests.judge.client_helpers import Records, profile
-from tests.judge.fakeserver import (
+from judge.loopback import (
     Action,
     BadArgs,
     FakeServer,
@@ -25,6 +24,7 @@ from tests.judge.fakeserver import (
     completion,
     tool_message,
 )
+from tests.judge.client_helpers import Records, profile
 
 ANSWER = Tool(
     "answer",

@@ -16,11 +16,9 @@ from typing import Any
 
 import pytest
 
-import judge._video_job as video_job
 from judge import ModelProfile, queue_judge, run_worker, save_profile
+from judge.loopback import Delay, Drop, FakeServer, Malformed, Reply, Status, wire_responder
 from storage import JobStatus, JudgeRuns, Project, import_cases
-from tests.judge.fakeserver import Delay, Drop, FakeServer, Malformed, Reply, Status
-from tests.judge.wire import wire_responder
 
 KEY = "sk-test-DO-NOT-LEAK-4f9c2b7e"
 REPO = Path(__file__).resolve().parents[2]
@@ -113,8 +111,6 @@ PROFILES = {
 def test_every_job_ends_done_or_failed_with_a_reason(
     tmp_path: Path, cases_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(video_job, "RETRY_BACKOFF_S", 0.05)
-    monkeypatch.setattr(video_job, "RATE_LIMIT_BACKOFF_S", 0.05)
     monkeypatch.setenv("WB_TEST_API_KEY", KEY)
     monkeypatch.setenv("WB_WRONG_KEY", "sk-wrong")
     project = make_project(tmp_path / "p", cases_dir)
@@ -135,7 +131,10 @@ def test_every_job_ends_done_or_failed_with_a_reason(
                         max_output_tokens=4, spend_cap_usd=CAP,
                     ),
                 )  # fmt: skip
-                queue_judge(p, [video], profile=name, batch=name, max_attempts=2)
+                queue_judge(
+                    p, [video], profile=name, batch=name, max_attempts=2,
+                    retry_backoff_s=0.05, rate_limit_backoff_s=0.05,
+                )  # fmt: skip
             # and a video whose file was damaged after import: a clear, permanent failure
             broken_video = p.videos("tidy_cups")[0]
             p.video_path(broken_video).write_bytes(b"\0" * 100)

@@ -9,10 +9,9 @@ import numpy as np
 from judge import OpenAIModel, judge_video, scripted_judge
 from judge._api import CallRecord
 from judge._profiles import ModelProfile
+from judge.loopback import FakeServer, wire_responder
 from storage.media import index_video
 from tests.casefactory import write_video
-from tests.judge.fakeserver import FakeServer
-from tests.judge.wire import wire_responder
 
 
 def test_gated_run_over_http(tmp_path: Path) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -137,7 +136,11 @@ def test_cap_refusing_an_inspecting_call_asks_for_submit_only_then_fails(
                         recorder=records.append)  # fmt: skip
     with pytest.raises(SpendCapReached) as err:
         run(clip, api, spend_cap_usd=1.0, inspect_budget_share=1.0)
-    assert re.fullmatch(r"spend cap reached \(\$1\.0+ of \$1\.00\)", str(err.value))
+    # the provider's own words: what the next call costs and what is left, not a bare total
+    assert str(err.value) == (
+        "spend cap reached: the next call costs $0.1250 but only $0.0000 of the $1.00 cap is "
+        "left (spent $1.0000); no request was sent"
+    )
     # plans 0.375 → T1 inspects (0.625, 0.875) → refused (1.125) → submit-only (1.0) → T2 refused.
     t1 = gate_calls(api, "T1")
     assert [tools_of(c) for c in t1] == [["submit_gate", "inspect_video"]] * 2 + [["submit_gate"]]

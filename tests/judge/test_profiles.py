@@ -12,8 +12,8 @@ from pydantic import ValidationError
 from judge._api import CallFailed, Message, Tool
 from judge._client import ModelCallFailed, OpenAIModel
 from judge._profiles import ModelProfile, load_profile, resolve_api_key, save_profile
+from judge.loopback import FakeServer, Reply
 from storage import Project
-from tests.judge.fakeserver import FakeServer, Reply
 
 BASE = {"name": "local", "base_url": "http://127.0.0.1:8000/v1", "model": "qwen-vl"}
 PASTED = "sk-proj-PASTED-abcdef123456"

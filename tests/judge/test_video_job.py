@@ -95,7 +95,8 @@ def test_job_judges_records_calls_and_writes_on_completion(project: tuple[Path, 
         assert len(runs.trace(run.id).calls) == 10
         claimed = p.jobs.claim("w1", lease_s=30)
         assert claimed is not None and claimed.id == job_id
-        assert p.jobs.complete(job_id, "w1", lambda: outcome.write(p), cost_usd=outcome.cost_usd)
+        owner = claimed.lease_owner or ""
+        assert p.jobs.complete(job_id, owner, lambda: outcome.write(p), cost_usd=outcome.cost_usd)
         assert p.jobs.get(job_id).result_ref == f"judge_runs:{run.id}"
         done = runs.get(run.id)
         assert done.status == "done" and (done.t100, done.p100, done.s) == (100.0, 100.0, 100.0)
@@ -136,7 +137,7 @@ def test_call_failures_map_to_job_errors(
     job_id, body = enqueue(root, video)
     with pytest.raises(JobError) as err:
         run_judge_video(Ctx(job_id, body, root), make_api=factory(_failing(exc)))
-    assert err.value.retry is retry and (err.value.backoff_s > 0) is retry
+    assert err.value.retry is retry and err.value.backoff_s is None  # the queue's backoff
     with Project.open(root) as p:
         (run,) = JudgeRuns(p.db).runs(video)
         assert run.status == "failed" and str(exc) in (run.error or "")
@@ -147,7 +148,8 @@ def test_call_failures_map_to_job_errors(
 def test_spend_cap_is_a_permanent_failure(project: tuple[Path, str]) -> None:
     root, video = project
     job_id, body = enqueue(root, video, config={"spend_cap_usd": 0.05})
-    with pytest.raises(JobError, match=r"spend cap reached \(\$0\.0500 of \$0\.05\)") as err:
+    cap = r"spend cap reached: the next call costs \$0\.0100 but only \$0\.0000 of the \$0\.05"
+    with pytest.raises(JobError, match=cap) as err:
         run_judge_video(Ctx(job_id, body, root), make_api=factory(cost=0.01))
     assert not err.value.retry
     with Project.open(root) as p:
@@ -229,3 +231,32 @@ def test_a_worker_runs_the_job_and_writes_the_run_with_the_job(
         (run,) = JudgeRuns(p.db).runs(video)
         assert job.result_ref == f"judge_runs:{run.id}" and run.status == "done"
         assert job.cost_usd == pytest.approx(run.cost_usd) and run.s == 100.0
+
+
+def test_the_cap_holds_across_attempts(project: tuple[Path, str]) -> None:
+    """Calls an earlier attempt recorded (its worker then died) come off the next one's cap."""
+    root, video = project
+    job_id, body = enqueue(root, video, config={"spend_cap_usd": 0.05})
+    with pytest.raises(JobError, match="spend cap"):  # attempt 1 spends the whole cap
+        run_judge_video(Ctx(job_id, body, root), make_api=factory(cost=0.01))
+    with Project.open(root) as p:
+        assert p.jobs.get(job_id).cost_usd == pytest.approx(0.05)
+    make_api = factory(cost=0.01)
+    with pytest.raises(JobError, match="earlier attempts of this job already spent") as err:
+        run_judge_video(Ctx(job_id, body, root), make_api=make_api)
+    assert not err.value.retry and "api" not in make_api.seen  # no client made, nothing sent
+    with Project.open(root) as p:
+        assert p.jobs.get(job_id).cost_usd == pytest.approx(0.05)  # not a cent more
+
+
+def test_an_attempt_gets_only_what_earlier_attempts_left(project: tuple[Path, str]) -> None:
+    root, video = project
+    job_id, body = enqueue(root, video, config={"spend_cap_usd": 0.5})
+    with pytest.raises(JobError):
+        run_judge_video(Ctx(job_id, body, root, stop_after=3), make_api=factory(cost=0.01))
+    with Project.open(root) as p:
+        spent = p.jobs.get(job_id).cost_usd
+    assert spent > 0
+    make_api = factory(cost=0.01)
+    run_judge_video(Ctx(job_id, body, root), make_api=make_api)
+    assert make_api.seen["cap"] == pytest.approx(0.5 - spent)

@@ -144,8 +144,8 @@ def test_jobs_status_cancel_and_retry(project_root: Path) -> None:
     with Project.open(project_root) as p:
         a = p.jobs.enqueue("diag.echo", [{"n": n} for n in range(3)], batch="a")
         b = p.jobs.enqueue("diag.echo", [{"n": n} for n in range(2)], batch="b")
-        p.jobs.claim("w", 30)  # a[0]
-        p.jobs.fail(a[0], "w", "endpoint unreachable")
+        owner = p.jobs.claim("w", 30).lease_owner  # a[0]
+        p.jobs.fail(a[0], owner, "endpoint unreachable")
     runner = CliRunner()
     project = ["--project", str(project_root)]
 

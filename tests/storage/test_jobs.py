@@ -25,6 +25,13 @@ def env(tmp_path: Path) -> Iterator[tuple[Project, Jobs, Clock]]:
         yield p, Jobs(p.db, clock=clock), clock
 
 
+def claimed(jobs: Jobs, worker: str, lease_s: float) -> str:
+    """Claim the next job; its owner token."""
+    job = jobs.claim(worker, lease_s)
+    assert job is not None and job.lease_owner is not None
+    return job.lease_owner
+
+
 def test_claim_in_order_and_complete_writes_result_atomically(
     env: tuple[Project, Jobs, Clock],
 ) -> None:
@@ -32,13 +39,14 @@ def test_claim_in_order_and_complete_writes_result_atomically(
     ids = jobs.enqueue("diag.echo", [{"n": k} for k in range(3)], batch="b1")
     first = jobs.claim("w1", lease_s=30)
     assert first is not None and first.id == ids[0] and first.attempts == 1
-    assert first.status is JobStatus.RUNNING and first.lease_owner == "w1"
+    assert first.status is JobStatus.RUNNING and (first.lease_owner or "").startswith("w1/")
 
     def result() -> str:
         p.db.table("meta").insert({"key": "result-1", "value": "x"})
         return "meta:result-1"
 
-    assert jobs.complete(first.id, "w1", result, cost_usd=0.5)
+    assert not jobs.complete(first.id, "w1", result)  # the worker's id is not the claim's token
+    assert jobs.complete(first.id, first.lease_owner or "", result, cost_usd=0.5)
     done = jobs.get(first.id)
     assert done.status is JobStatus.DONE and done.result_ref == "meta:result-1"
     assert done.cost_usd == 0.5 and done.lease_owner is None
@@ -50,14 +58,14 @@ def test_claim_in_order_and_complete_writes_result_atomically(
 def test_failed_write_rolls_back_and_job_stays_running(env: tuple[Project, Jobs, Clock]) -> None:
     p, jobs, _ = env
     (jid,) = jobs.enqueue("diag.echo", [{}])
-    jobs.claim("w1", 30)
+    owner = claimed(jobs, "w1", 30)
 
     def broken() -> str:
         p.db.table("meta").insert({"key": "half", "value": "written"})
         raise RuntimeError("disk full")
 
     with pytest.raises(RuntimeError):
-        jobs.complete(jid, "w1", broken)
+        jobs.complete(jid, owner, broken)
     assert p.db.table("meta").count_where("key = 'half'") == 0
     assert jobs.get(jid).status is JobStatus.RUNNING
 
@@ -67,14 +75,14 @@ def test_expired_lease_is_reclaimed_and_old_owner_cannot_complete(
 ) -> None:
     _, jobs, clock = env
     (jid,) = jobs.enqueue("diag.echo", [{}])
-    assert jobs.claim("w1", lease_s=10) is not None
+    first = claimed(jobs, "w1", 10)
     assert jobs.claim("w2", lease_s=10) is None  # lease still live
     clock.t += 11
     again = jobs.claim("w2", lease_s=10)
     assert again is not None and again.id == jid and again.attempts == 2
-    assert not jobs.heartbeat(jid, "w1", 10)
-    assert not jobs.complete(jid, "w1", lambda: "dup")  # the dead worker's late result
-    assert jobs.complete(jid, "w2", lambda: "ok")
+    assert not jobs.heartbeat(jid, first, 10)
+    assert not jobs.complete(jid, first, lambda: "dup")  # the dead worker's late result
+    assert jobs.complete(jid, again.lease_owner or "", lambda: "ok")
     assert jobs.get(jid).result_ref == "ok"
 
 
@@ -94,14 +102,14 @@ def test_job_that_keeps_losing_its_worker_fails_with_reason(
 
 def test_fail_with_retry_backs_off_then_gives_up(env: tuple[Project, Jobs, Clock]) -> None:
     _, jobs, clock = env
-    (jid,) = jobs.enqueue("diag.echo", [{}], max_attempts=2)
-    jobs.claim("w1", 30)
-    assert jobs.fail(jid, "w1", "HTTP 500 from the endpoint", retry=True, backoff_s=5)
+    (jid,) = jobs.enqueue("diag.echo", [{}], max_attempts=2, retry_backoff_s=5)
+    owner = claimed(jobs, "w1", 30)
+    assert jobs.fail(jid, owner, "HTTP 500 from the endpoint", retry=True)
     assert jobs.get(jid).status is JobStatus.QUEUED
-    assert jobs.claim("w1", 30) is None  # backing off
+    assert jobs.claim("w1", 30) is None  # backing off: the job's own retry_backoff_s
     clock.t += 6
-    assert jobs.claim("w1", 30) is not None
-    jobs.fail(jid, "w1", "HTTP 500 again", retry=True)
+    owner = claimed(jobs, "w1", 30)
+    jobs.fail(jid, owner, "HTTP 500 again", retry=True)
     job = jobs.get(jid)
     assert (
         job.status is JobStatus.FAILED and job.error == "gave up after 2 attempt(s): HTTP 500 again"
@@ -115,7 +123,8 @@ def test_cancel_and_retry_per_job_and_batch(env: tuple[Project, Jobs, Clock]) ->
     running = jobs.claim("w1", 30)
     assert running is not None and running.id == a[0]
     assert jobs.cancel(batch="A") == 2
-    assert not jobs.heartbeat(a[0], "w1", 30)  # the running one learns at its heartbeat
+    # the running one learns at its heartbeat
+    assert not jobs.heartbeat(a[0], running.lease_owner or "", 30)
     assert jobs.is_cancelled(a[0])
     assert jobs.get(b[0]).status is JobStatus.QUEUED
     assert jobs.retry([a[1]]) == 1
@@ -132,6 +141,38 @@ def test_claim_filters_by_kind_and_release_keeps_attempts(
     (echo,) = jobs.enqueue("diag.echo", [{}])
     got = jobs.claim("w1", 30, kinds=["diag.echo"])
     assert got is not None and got.id == echo
-    jobs.release(echo, "w1")
+    assert jobs.release(echo, got.lease_owner or "")
     again = jobs.get(echo)
     assert again.status is JobStatus.QUEUED and again.attempts == 0
+
+
+def test_each_claim_has_its_own_owner_token(env: tuple[Project, Jobs, Clock]) -> None:
+    """One worker (one id) suspended past its lease re-claims its own job in another thread:
+    the first claim's heartbeat and completion are refused, so the job runs to one result."""
+    _, jobs, clock = env
+    (jid,) = jobs.enqueue("diag.echo", [{}])
+    first = claimed(jobs, "host:1:ab", 10)
+    clock.t += 11  # suspended past the lease
+    second = claimed(jobs, "host:1:ab", 10)  # the same worker, another of its threads
+    assert first != second and first.split("/")[0] == second.split("/")[0]
+    assert not jobs.heartbeat(jid, first, 10)
+    assert not jobs.complete(jid, first, lambda: "first")
+    assert jobs.complete(jid, second, lambda: "second")
+    assert jobs.get(jid).result_ref == "second"
+
+
+def test_rate_limit_waits_the_longer_backoff_and_settings_are_checked(
+    env: tuple[Project, Jobs, Clock],
+) -> None:
+    _, jobs, clock = env
+    (jid,) = jobs.enqueue("diag.echo", [{}], retry_backoff_s=1, rate_limit_backoff_s=50)
+    owner = claimed(jobs, "w", 30)
+    assert jobs.fail(jid, owner, "HTTP 429", retry=True, rate_limited=True)
+    clock.t += 10
+    assert jobs.claim("w", 30) is None
+    clock.t += 41
+    assert jobs.claim("w", 30) is not None
+    with pytest.raises(ValueError, match="max_attempts"):
+        jobs.enqueue("diag.echo", [{}], max_attempts=0)
+    with pytest.raises(ValueError, match="retry_backoff_s"):
+        jobs.enqueue("diag.echo", [{}], retry_backoff_s=-1)
