@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from annotation import UserError
 from app.gui._annotate import AnnotateWorkspace
 from app.gui._bridge import Bridge
 from app.gui._commands import COMMANDS, effective_keys, load_overrides, save_overrides
@@ -47,7 +48,6 @@ from judge import QueueError, queue_judge
 from storage import (
     ImportReport,
     Project,
-    ProjectError,
     Settings,
     bundle_origin,
     to_csv,
@@ -235,7 +235,7 @@ class MainWindow(QMainWindow):
     def open_project(self, path: Path, *, create: bool = False) -> bool:
         try:
             project = Project.open_or_create(path) if create else Project.open(path)
-        except (ProjectError, OSError) as e:
+        except (UserError, OSError) as e:  # not a project, too new a schema, no permission
             QMessageBox.warning(self, "Cannot open project", str(e))
             return False
         origin = bundle_origin(project)

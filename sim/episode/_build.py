@@ -77,6 +77,13 @@ class Episode:
     video_shas: dict[str, str]
 
 
+def _motion_version() -> int:
+    """The arm controller's motion version (imports MuJoCo: physics episodes only)."""
+    from sim.mujoco import MOTION_VERSION
+
+    return int(MOTION_VERSION)
+
+
 def run_episode(
     bound: BoundScenario,
     *,
@@ -98,6 +105,8 @@ def run_episode(
     db: SqliteSink | None = None
     if project is not None:
         config: dict[str, Any] = {"anomalies": anomalies, "videos": list(videos), "arm": arm}
+        if mode == "physics":
+            config["motion"] = _motion_version()
         db = SqliteSink(project, agent=agent, mode=mode, reference=reference, config=config)
         sinks.append(db)
     video_sinks = [VideoSink(cam, size=video_size, db=db) for cam in videos]
@@ -132,6 +141,14 @@ def recorded(
 ) -> tuple[EpisodeRecord, BoundScenario, list[tuple[int, Action]]]:
     """The stored episode, its scenario (checked unchanged) and its recorded decisions."""
     ep = project.episodes.get(episode_id)
+    if ep.mode.value == "physics":
+        recorded_motion = int(ep.config.get("motion", 1))  # episodes before v2 did not say
+        if recorded_motion != _motion_version():
+            raise EpisodeError(
+                f"episode {ep.id[:8]} was recorded with arm motion v{recorded_motion}; this "
+                f"workbench moves the arm differently (v{_motion_version()}), so its ticks "
+                "cannot be reproduced: run its scenario again to get a replayable episode"
+            )
     source = str(ep.config.get("source", ep.scenario))
     bound = open_scenario(source)
     if bound.scenario.digest != ep.scenario_sha:
@@ -219,7 +236,8 @@ def fork_episode(
         project,
         agent="replay",
         mode=ep.mode.value,
-        config={"anomalies": ep.config.get("anomalies", True), "forked_from": ep.id, "arm": arm},
+        config={"anomalies": ep.config.get("anomalies", True), "forked_from": ep.id, "arm": arm}
+        | ({"motion": _motion_version()} if ep.mode.value == "physics" else {}),
         parent_id=ep.id,
         fork_tick=tick,
     )

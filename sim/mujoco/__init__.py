@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from sim.mujoco._arm import LAB7, WB6, ArmBinding, ArmSpec, ArmSpecError, bind_arm
     from sim.mujoco._check import ArmReport, check_arm
     from sim.mujoco._compose import compose, compose_spec
-    from sim.mujoco._controller import Controller
+    from sim.mujoco._controller import MOTION_VERSION, Controller
     from sim.mujoco._perceive import perceive
     from sim.mujoco._scene import FAMILIES, load_scene_info, scene_path
     from sim.mujoco._trial import CONTROL_STEPS, pick_place_trial, random_layout
@@ -40,6 +40,7 @@ _LAZY = {
     "compose": "_compose",
     "compose_spec": "_compose",
     "Controller": "_controller",
+    "MOTION_VERSION": "_controller",
     "perceive": "_perceive",
     "FAMILIES": "_scene",
     "load_scene_info": "_scene",
@@ -64,6 +65,7 @@ __all__ = [
     "CONTROL_STEPS",
     "FAMILIES",
     "LAB7",
+    "MOTION_VERSION",
     "WB6",
     "ArmBinding",
     "ArmReport",

@@ -31,6 +31,11 @@ from sim.mujoco._ik import jaw_yaw, mat_to_quat, quat_to_mat, slerp
 Vec = NDArray[np.float64]
 
 STATE_VERSION = 1
+# How the arm moves for a given plan. Bump it with any change to trajectories or timing (here,
+# _ctl_*.py, _skills.py): a physics episode recorded under another version cannot replay hash
+# for hash, and replay says so instead of reporting a divergence at some tick.
+# v2: pulls follow one smooth path; every move lasts at least 0.6 s (issue 9, item 14).
+MOTION_VERSION = 2
 TRACK_ITERS = 6  # IK iterations per control step (warm-started, usually 1-2 suffice)
 SETTLE_POS = 2e-3  # rad: joint error below which a settling segment may end
 SETTLE_VEL = 0.05  # rad/s
