@@ -71,14 +71,13 @@ from judge import (
     ModelProfile,
     perfect_judge,
     queue_judge,
-    run_worker,
     save_profile,
     scripted_judge,
 )
 from judge._api import Message, Tool, ToolCall
 from judge._scripted import Responder, offered
 from judge.loopback import Action, Delay, FakeServer, Reply, stage_of
-from storage import JudgeRuns, Project, import_cases
+from storage import JudgeRuns, Project, import_cases, run_worker
 
 PROFILE = "loopback"
 JUDGES = ("light", "realistic")

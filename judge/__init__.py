@@ -1,7 +1,9 @@
-"""VLM judges, model clients and the job runner (built in issue 3)."""
+"""VLM judges and model clients; importing it registers the ``judge.video`` job kind.
+
+The queue, the job-kind registry and the worker runtime are ``storage``'s (neutral ground that
+``sim`` shares); ``judge`` only registers its kind."""
 
 from judge._client import ModelCallFailed, OpenAIModel
-from judge._kinds import JOB_KINDS, UnknownJobKindError, get_kind, register
 from judge._pipeline import (
     MODES,
     PROMPT_VERSION,
@@ -22,10 +24,8 @@ from judge._profiles import (
 from judge._queue import JUDGE_KIND, QueueError, queue_judge
 from judge._scripted import ScriptedModel, perfect_judge, scripted_judge
 from judge._video_job import run_judge_video
-from judge._worker import WorkerStats, run_worker, stderr_log
 
 __all__: list[str] = [
-    "JOB_KINDS",
     "JUDGE_KIND",
     "MODES",
     "PROMPT_VERSION",
@@ -38,20 +38,14 @@ __all__: list[str] = [
     "PipelineError",
     "QueueError",
     "ScriptedModel",
-    "UnknownJobKindError",
-    "WorkerStats",
-    "get_kind",
     "judge_video",
     "load_profile",
     "perfect_judge",
     "queue_judge",
-    "register",
     "resolve_api_key",
     "rule_scores",
     "run_judge_video",
-    "run_worker",
     "save_profile",
     "scripted_judge",
-    "stderr_log",
     "store_api_key",
 ]

@@ -20,8 +20,6 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from judge._api import CallFailed, CallRecord, CallRecorder, ModelAPI, SpendCapReached
-from judge._jobkind import JobContext, JobError, JobOutcome
-from judge._kinds import register
 from judge._pipeline import (
     MODES,
     PROMPT_VERSION,
@@ -34,7 +32,16 @@ from judge._pipeline import (
     run_config,
 )
 from judge._queue import JUDGE_KIND
-from storage import JudgeRuns, Project, ProjectError, RunCall
+from storage import (
+    JobContext,
+    JobError,
+    JobOutcome,
+    JudgeRuns,
+    Project,
+    ProjectError,
+    RunCall,
+    register,
+)
 from storage.media import MediaError, read_image_rgb
 
 MakeApi = Callable[[str, Project, CallRecorder, float | None], ModelAPI]

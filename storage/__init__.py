@@ -47,7 +47,8 @@ from storage._episodes import Episodes
 from storage._export import CSV_COLUMNS, collect, to_csv, to_json
 from storage._history import History
 from storage._import import ImportReport, find_case_folders, import_cases
-from storage._jobs import Job, Jobs, JobStatus
+from storage._jobkind import JobContext, JobError, JobFunction, JobOutcome
+from storage._jobs import Job, Jobs, JobStatus, make_owner
 from storage._judge import JudgeRunError, JudgeRuns
 from storage._judge_records import (
     CallSummary,
@@ -64,6 +65,14 @@ from storage._judge_records import (
     RunSummary,
     RunTrace,
     ScoreFn,
+)
+from storage._kinds import (
+    JOB_KINDS,
+    KIND_MODULES,
+    UnknownJobKindError,
+    get_kind,
+    load_kind_modules,
+    register,
 )
 from storage._panel_data import ProjectPanel, load_gate_records, load_panel
 from storage._profiles import ProfileNotFoundError, Profiles
@@ -88,10 +97,13 @@ from storage._study_calibration import (
     CalibrationResult,
     StudyError,
 )
+from storage._worker import LogSink, WorkerStats, make_worker_id, run_worker, stderr_log
 
 __all__ = [
     "CASE_FORMAT",
     "CSV_COLUMNS",
+    "JOB_KINDS",
+    "KIND_MODULES",
     "ActionRecord",
     "ActionSource",
     "AgreementError",
@@ -130,10 +142,15 @@ __all__ = [
     "ImportReport",
     "InspectionTrace",
     "Job",
+    "JobContext",
+    "JobError",
+    "JobFunction",
+    "JobOutcome",
     "JobStatus",
     "Jobs",
     "JudgeRunError",
     "JudgeRuns",
+    "LogSink",
     "MergeConflictError",
     "MergeReport",
     "NoRatingsError",
@@ -167,8 +184,10 @@ __all__ = [
     "StudyVideo",
     "Subgoal",
     "TickRecord",
+    "UnknownJobKindError",
     "Video",
     "WorkExport",
+    "WorkerStats",
     "agreement_report",
     "blind_copy",
     "bundle_origin",
@@ -176,14 +195,21 @@ __all__ = [
     "export_assignment",
     "export_work",
     "find_case_folders",
+    "get_kind",
     "import_cases",
     "import_work",
     "load_gate_records",
+    "load_kind_modules",
     "load_panel",
     "load_settings",
+    "make_owner",
+    "make_worker_id",
     "open_assignment",
     "read_case_file",
+    "register",
     "rubric_ablation",
+    "run_worker",
+    "stderr_log",
     "to_csv",
     "to_json",
 ]

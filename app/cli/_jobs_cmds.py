@@ -19,6 +19,11 @@ project_option = click.option(
 )
 
 
+# The packages whose job kinds this workbench's worker runs: the queue (storage) names none of
+# them, each registers its own kinds when imported, and the worker process is composed here.
+WORKER_KIND_MODULES = ("judge",)
+
+
 @click.command()
 @project_option
 @click.option("--concurrency", default=1, show_default=True, type=click.IntRange(min=1))
@@ -43,7 +48,7 @@ def worker(
     verbose: bool,
 ) -> None:
     """Run background jobs of a project (JSON log lines on stderr)."""
-    from judge import UnknownJobKindError, run_worker, stderr_log
+    from storage import UnknownJobKindError, run_worker, stderr_log
 
     stop = threading.Event()
 
@@ -64,6 +69,7 @@ def worker(
             stop=stop,
             kinds=list(kinds) or None,
             log=stderr_log(debug=verbose),
+            kind_modules=WORKER_KIND_MODULES,
         )
     except UnknownJobKindError as e:
         raise click.BadParameter(str(e), param_hint="--kind") from None

@@ -20,9 +20,9 @@ from pytestqt.qtbot import QtBot
 
 from annotation import Answer
 from app.gui._main_window import MainWindow
-from judge import ModelProfile, queue_judge, run_worker, save_profile
+from judge import ModelProfile, queue_judge, save_profile
 from judge.loopback import FakeServer, wire_responder
-from storage import Project
+from storage import Project, run_worker
 
 SCREEN = (1366, 768)
 GATES = ("T1", "T2", "T3", "P1", "P2", "P3", "P4")

@@ -1,33 +1,3 @@
-"""Fixtures for worker tests: a fresh project, and job kinds registered for one test only."""
+"""The worker fixtures live with the worker (tests/storage); judge's job tests use them too."""
 
-from __future__ import annotations
-
-from collections.abc import Callable, Iterator
-from pathlib import Path
-
-import pytest
-
-from judge import JOB_KINDS, register
-from judge._jobkind import JobFunction
-from storage import Project
-
-
-@pytest.fixture
-def project_root(tmp_path: Path) -> Path:
-    """An empty project's folder."""
-    Project.create(tmp_path / "project").close()
-    return tmp_path / "project"
-
-
-@pytest.fixture
-def test_kind() -> Iterator[Callable[[str, JobFunction], None]]:
-    """``test_kind(name, fn)`` registers a job kind, unregistered when the test ends."""
-    names: list[str] = []
-
-    def add(name: str, fn: JobFunction) -> None:
-        register(name)(fn)
-        names.append(name)
-
-    yield add
-    for name in names:
-        JOB_KINDS.pop(name, None)
+from tests.storage.conftest import project_root, test_kind  # noqa: F401  (pytest fixtures)

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from judge import ModelProfile, queue_judge, run_worker, save_profile
+from judge import ModelProfile, queue_judge, save_profile
 from judge.loopback import Delay, Drop, FakeServer, Malformed, Reply, Status, wire_responder
-from storage import JobStatus, JudgeRuns, Project, import_cases
+from storage import JobStatus, JudgeRuns, Project, import_cases, run_worker
 
 KEY = "sk-test-DO-NOT-LEAK-4f9c2b7e"
 REPO = Path(__file__).resolve().parents[2]

@@ -9,18 +9,10 @@ from typing import Any
 
 import pytest
 
-from judge import (
-    JOB_KINDS,
-    ModelCallFailed,
-    ScriptedModel,
-    perfect_judge,
-    run_worker,
-    scripted_judge,
-)
+from judge import ModelCallFailed, ScriptedModel, perfect_judge, scripted_judge
 from judge._api import CallFailed, CallRecorder, ModelAPI, SpendCapReached, Usage
-from judge._jobkind import JobError, JobOutcome
 from judge._video_job import judge_video_job, run_judge_video
-from storage import JudgeRuns, Project, import_cases
+from storage import JOB_KINDS, JobError, JobOutcome, JudgeRuns, Project, import_cases, run_worker
 from storage._db import write
 from tests.casefactory import make_case
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from storage import Project
+from storage._project import Project
 
 
 class JobContext(Protocol):

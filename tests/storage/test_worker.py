@@ -11,10 +11,22 @@ from typing import Any
 
 import pytest
 
-from judge import UnknownJobKindError, WorkerStats, get_kind, register, run_worker
-from judge._jobkind import JobContext, JobError, JobFunction, JobOutcome
-from judge._kinds import load_kind_modules
-from storage import Jobs, JobStatus, Project, ProjectError
+from storage import (
+    JobContext,
+    JobError,
+    JobFunction,
+    JobOutcome,
+    Jobs,
+    JobStatus,
+    Project,
+    ProjectError,
+    UnknownJobKindError,
+    WorkerStats,
+    get_kind,
+    load_kind_modules,
+    register,
+    run_worker,
+)
 
 Log = list[dict[str, Any]]
 AddKind = Callable[[str, JobFunction], None]
@@ -244,7 +256,7 @@ def test_kind_registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # A kind module not installed yet is skipped; one that is broken inside is a bug.
     monkeypatch.syspath_prepend(str(tmp_path))
     (tmp_path / "wb_broken_kinds.py").write_text("import wb_missing_dependency\n")
-    assert load_kind_modules(["judge._kinds", "wb_kinds_not_shipped"]) == ["wb_kinds_not_shipped"]
+    assert load_kind_modules(["judge", "wb_kinds_not_shipped"]) == ["wb_kinds_not_shipped"]
     with pytest.raises(ModuleNotFoundError, match="wb_missing_dependency"):
         load_kind_modules(["wb_broken_kinds"])
 

@@ -25,7 +25,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -33,9 +33,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from judge._jobkind import JobError, JobOutcome
-from judge._kinds import JOB_KINDS, UnknownJobKindError, get_kind, load_kind_modules
-from storage import Job, Project
+from storage._jobkind import JobError, JobOutcome
+from storage._jobs import Job
+from storage._kinds import JOB_KINDS, UnknownJobKindError, get_kind, load_kind_modules
+from storage._project import Project
 
 LogSink = Callable[[dict[str, Any]], None]
 
@@ -90,6 +91,7 @@ def run_worker(
     worker_id: str | None = None,
     kinds: list[str] | None = None,
     log: LogSink | None = None,
+    kind_modules: Sequence[str] = (),
 ) -> WorkerStats:
     """Run jobs from the project's queue until ``stop`` is set (or, with ``drain``, until
     nothing is left that could become claimable).
@@ -105,6 +107,8 @@ def run_worker(
         worker_id: Defaults to :func:`make_worker_id`.
         kinds: Claim only these kinds (default: any kind; unknown kinds fail with a reason).
         log: Receives every log record (default: JSON lines on stderr, info and up).
+        kind_modules: Modules to import first so that they register their kinds (the CLI's
+            worker passes ``judge`` and ``sim``'s); kinds already registered stay.
 
     Returns:
         Counts of what happened.
@@ -113,7 +117,7 @@ def run_worker(
         ProjectError: ``project_root`` is not a project.
         UnknownJobKindError: ``kinds`` names a kind no loaded module registers.
     """
-    missing = load_kind_modules()
+    missing = load_kind_modules(kind_modules)
     for name in kinds or []:
         get_kind(name)
     control = Project.open(project_root)  # also makes a wrong folder fail before any thread
