@@ -1,18 +1,36 @@
-"""Shared fixtures: isolated settings and small generated case folders."""
+"""Shared fixtures (isolated settings, small generated case folders) and the CI skip guard."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
+from tests import skip_guard
 from tests.casefactory import make_case
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "setting(name): shows that the documented WB_ setting `name` changes behaviour "
+        "(tests/storage/test_settings.py requires one for every documented setting)",
+    )
+    skip_guard.install(config)  # in CI, any skip but a 'live' test's fails the run
 
 
 @pytest.fixture(autouse=True)
 def _isolated_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every test gets its own config dir and rater, never the user's."""
+    """Every test gets its own config dir, log dir and rater, and none of the user's WB_ values.
+
+    WB_SYNCHRONOUS is kept: it is a debugging switch someone may run the tests with.
+    """
+    for name in list(os.environ):
+        if name.startswith("WB_") and name != "WB_SYNCHRONOUS":
+            monkeypatch.delenv(name)
     monkeypatch.setenv("WB_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("WB_LOG_DIR", str(tmp_path / "logs"))
     monkeypatch.setenv("WB_RATER", "tester")
 
 

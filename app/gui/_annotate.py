@@ -134,6 +134,7 @@ class AnnotateWorkspace(QObject):
             store,
             self.settings.frame_cache_mb * 2**20,
             on_frame=self._show_frame,
+            store_crf=self.settings.frame_store_crf,
         )
         self._store_timer.start()
         self.player.set_index(index)

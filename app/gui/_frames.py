@@ -18,6 +18,7 @@ import numpy as np
 from PySide6.QtGui import QImage
 
 from app.gui._bridge import Bridge
+from storage import load_settings
 from storage.media import FrameSource, VideoIndex
 
 log = logging.getLogger(__name__)
@@ -41,14 +42,21 @@ class FrameFeed:
         store_path: Path | None,
         cache_bytes: int,
         on_frame: Callable[[int, QImage], None],
+        store_crf: int | None = None,
     ) -> None:
+        """`store_crf` is the seek cache's quality; None takes ``WB_FRAME_STORE_CRF``."""
+        if store_crf is None:
+            store_crf = load_settings().frame_store_crf
         self.index = index
         self._path = path
         self._bridge = bridge
         self._on_frame = on_frame
-        self._source = FrameSource(path, index, store_path=store_path, cache_bytes=cache_bytes)
+        self._source = FrameSource(
+            path, index, store_path=store_path, cache_bytes=cache_bytes, store_crf=store_crf
+        )
         self._last = -1
         self.store_progress: tuple[int, int] | None = None  # (done, total) while building
+        self.store_error: str | None = None  # why the build failed; frames decode exactly
         self._closed = threading.Event()
         self._store_thread: threading.Thread | None = None
         if store_path is not None and not self._source.seekable_fast:
@@ -82,6 +90,7 @@ class FrameFeed:
         except Exception as e:  # the exact decoder still works; the cache is only for speed
             if not self._closed.is_set():
                 log.warning("seek cache for %s not built: %s", self._path, e)
+                self.store_error = str(e) or type(e).__name__  # polled, like the progress
             return
         self.store_progress = (self.index.frame_count, self.index.frame_count)
 

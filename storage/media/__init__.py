@@ -10,11 +10,13 @@ from storage.media._errors import MediaError
 from storage.media._image import probe_image, read_image_rgb, write_png
 from storage.media._index import VideoIndex
 from storage.media._indexer import index_video
+from storage.media._proxy import DEFAULT_STORE_CRF
 from storage.media._reader import FrameReader
 from storage.media._source import FrameSource
 from storage.media._store import FrameStore
 
 __all__ = [
+    "DEFAULT_STORE_CRF",
     "FrameCache",
     "FrameReader",
     "FrameSource",

@@ -1,4 +1,4 @@
-"""Small PyAV helpers shared by the indexer, the exact reader and the store builder.
+"""Small PyAV helpers shared by the indexer, the exact reader and the seek cache.
 
 PyAV is imported inside functions (and only for type checking at module level) so that importing
 `storage` does not load FFmpeg.
@@ -116,11 +116,6 @@ def frame_rotation(frame: VideoFrame, stream: VideoStream) -> int:
 def to_rgb(frame: VideoFrame, rotation: int) -> Image:
     """The frame as HxWx3 uint8 RGB in display orientation, C-contiguous."""
     return rotate(np.asarray(frame.to_ndarray(format="rgb24"), dtype=np.uint8), rotation)
-
-
-def to_bgr(frame: VideoFrame, rotation: int) -> Image:
-    """Like `to_rgb` in OpenCV's BGR channel order, which the JPEG encoder expects."""
-    return rotate(np.asarray(frame.to_ndarray(format="bgr24"), dtype=np.uint8), rotation)
 
 
 def rotate(image: Image, rotation: int) -> Image:

@@ -10,6 +10,7 @@ from types import TracebackType
 from storage.media._cache import FrameCache
 from storage.media._index import VideoIndex
 from storage.media._prefetch import Prefetcher
+from storage.media._proxy import DEFAULT_STORE_CRF
 from storage.media._reader import FrameReader
 from storage.media._store import FrameStore
 from storage.media._types import Image
@@ -18,8 +19,8 @@ from storage.media._types import Image
 class FrameSource:
     """Frames of one video for a player: cached, from the seek cache when built, else exact.
 
-    `frame(i)` looks in the in-memory FrameCache, then in the FrameStore (the JPEG seek cache,
-    if built), and only then decodes the original file with a FrameReader. `prefetch` plans
+    `frame(i)` looks in the in-memory FrameCache, then in the FrameStore (the H.264 proxy seek
+    cache, if built), and only then decodes the original file with a FrameReader. `prefetch` plans
     decode-ahead on one internal background thread (the simplest thing that keeps a decoder on
     one thread); a new plan replaces the previous one. `ensure_store` builds the seek cache; call
     it from a background thread or job.
@@ -35,12 +36,17 @@ class FrameSource:
         *,
         store_path: Path | None,
         cache_bytes: int = 256 * 2**20,
+        store_crf: int = DEFAULT_STORE_CRF,
     ) -> None:
+        """`store_crf` is the seek cache's quality; a cache built with another is rebuilt."""
         self._path = path
         self._index = index
         self._store_path = store_path
+        self._store_crf = store_crf
         self._cache = FrameCache(cache_bytes)
-        self._store = FrameStore.open(store_path, index) if store_path is not None else None
+        self._store = (
+            FrameStore.open(store_path, index, crf=store_crf) if store_path is not None else None
+        )
         self._closed = False
         # One reader for callers of frame(), shared under a lock, and one owned by the
         # prefetch thread, so a long prefetch decode never holds up a frame someone waits for.
@@ -98,7 +104,8 @@ class FrameSource:
             return
         step = -1 if direction < 0 else 1
         reach = count
-        if self._store is None and step < 0:
+        store = self._store
+        if store is None and step < 0:
             # Without the seek cache every backward refill seeks to a keyframe and decodes
             # forward, which on a long GOP takes longer than stepping through a few frames: look
             # as far back as a quarter of the cache holds, so refills start early enough.
@@ -106,7 +113,13 @@ class FrameSource:
             reach = max(count, self._cache.max_bytes // (4 * 3 * width * height))
         ahead = self._missing(center + step * k for k in range(1, reach + 1))
         behind = self._missing(center - step * k for k in range(1, max(2, count // 4) + 1))
-        if self._store is None:
+        if store is not None:
+            # The store decodes forward from its keyframe every few frames: load the GOP nearest
+            # the playhead first, each GOP in ascending order, so every GOP is one seek.
+            here = store.keyframe_before(center)
+            ahead.sort(key=lambda i: (abs(store.keyframe_before(i) - here), i))
+            behind.sort(key=lambda i: (abs(store.keyframe_before(i) - here), i))
+        else:
             # The exact reader goes forwards cheaply but backwards only by seeking to a keyframe,
             # so load each group in ascending order. A backward group would decode the frames
             # between its keyframe and its first frame anyway: keep up to `count` of those too.
@@ -137,10 +150,13 @@ class FrameSource:
         with self._build_lock:  # a second caller waits for the first build, then returns
             if self._store is not None or self._store_path is None:
                 return
-            store = FrameStore.open(self._store_path, self._index) or FrameStore.build(
+            store = FrameStore.open(
+                self._store_path, self._index, crf=self._store_crf
+            ) or FrameStore.build(
                 self._path,
                 self._index,
                 self._store_path,
+                crf=self._store_crf,
                 progress=progress,
                 cancel=lambda: self._closed or (cancel is not None and cancel()),
             )

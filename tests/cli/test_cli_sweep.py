@@ -140,6 +140,7 @@ def test_no_project_there(command: str, where: str, places: dict[str, str]) -> N
     assert not (Path(places["{N}"]) / "project.sqlite").exists()
 
 
+@pytest.mark.setting("WB_LOG_DIR")
 def test_a_bug_is_one_line_naming_its_log(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Any exception that is not a UserError — here a KeyError deep in a command — is a bug."""
     monkeypatch.setenv("WB_LOG_DIR", str(tmp_path / "logs"))

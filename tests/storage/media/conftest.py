@@ -1,36 +1,56 @@
-"""Test clips made with the ffmpeg command line, and ffmpeg's own decode of them as reference.
+"""Test clips made with PyAV, and the ffmpeg command line's own decode of them as reference.
 
-The ffmpeg CLI (Debian's build, not the FFmpeg inside PyAV) is the independent reference: it
-writes the clips and decodes them for comparison. Clips are tiny and made once per session.
+The ffmpeg CLI (Debian's build, not the FFmpeg inside PyAV) is the independent reference
+decoder: tests that compare against it take `reference`, `ffprobe_frames` or the `needs_ffmpeg`
+fixture, and only those skip when it is missing. The clips themselves are written through PyAV,
+so every other test runs anywhere. Clips are tiny and made once per session.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import math
 import shutil
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
-if shutil.which("ffmpeg") is None or shutil.which("ffprobe") is None:
-    pytest.skip("the ffmpeg command line is needed as reference", allow_module_level=True)
-
 # testsrc2 changes every frame (moving shapes, a running clock), so neighbours always differ.
 SOURCE = "testsrc2=size=176x144:rate=30"
-H264_BFRAMES = ["-c:v", "libx264", "-pix_fmt", "yuv420p", "-bf", "3", "-g", "30"]
+H264_BFRAMES = {"bf": "3", "g": "30"}
+
+
+def has_ffmpeg() -> bool:
+    return shutil.which("ffmpeg") is not None and shutil.which("ffprobe") is not None
+
+
+def require_ffmpeg() -> None:
+    """Skip the calling test unless the ffmpeg command line (the reference decoder) is there."""
+    if not has_ffmpeg():
+        pytest.skip("needs the ffmpeg command line as reference decoder")
+
+
+@pytest.fixture()
+def needs_ffmpeg() -> None:
+    """For tests that run ffmpeg or ffprobe themselves."""
+    require_ffmpeg()
 
 
 def ffmpeg(*args: str | Path) -> None:
+    require_ffmpeg()
     subprocess.run(["ffmpeg", "-v", "error", "-y", *map(str, args)], check=True)
 
 
 def ffprobe_json(path: Path, *args: str) -> dict[str, object]:
+    require_ffmpeg()
     out = subprocess.run(
         ["ffprobe", "-v", "error", "-of", "json", *args, str(path)],
         check=True,
@@ -51,6 +71,7 @@ class Reference:
 
 def decode_with_ffmpeg(path: Path, pix_fmt: str, *, autorotate: bool = False) -> bytes:
     """All frames as raw video; one output frame per decoded frame, no rotation by default."""
+    require_ffmpeg()
     rotate = [] if autorotate else ["-autorotate", "0"]
     return subprocess.run(
         ["ffmpeg", "-v", "error", *rotate, "-i", str(path),
@@ -73,6 +94,7 @@ _references: dict[tuple[Path, bool], Reference] = {}
 
 def reference(path: Path, *, autorotate: bool = False) -> Reference:
     """ffmpeg's decode of `path`, cached for the session."""
+    require_ffmpeg()
     key = (path, autorotate)
     if key not in _references:
         stream = stream_info(path)
@@ -127,52 +149,115 @@ def closest_frame(image: np.ndarray, frames: np.ndarray, n: int, reach: int = 2)
 
 # --- clips -------------------------------------------------------------------------------------
 
-# name: (file name, ffmpeg arguments before the output file, what the clip is for).
-RECIPES: dict[str, tuple[str, list[str], str]] = {
-    "h264_bframes": (
-        "bframes.mp4",
-        ["-f", "lavfi", "-i", f"{SOURCE}:duration=2.5", *H264_BFRAMES],
-        "H.264, 3 B-frames, GOP 30, 75 frames, moov at the end (ffmpeg's default)",
+
+def lavfi(graph: str) -> Iterator[Any]:
+    """Frames of an FFmpeg source-filter chain ("testsrc2=...,format=...,crop=..."), via PyAV."""
+    import av
+    import av.filter
+
+    g = av.filter.Graph()
+    nodes = [g.add(*(part.split("=", 1) if "=" in part else (part,))) for part in graph.split(",")]
+    sink = g.add("buffersink")
+    for a, b in zip(nodes, [*nodes[1:], sink], strict=True):
+        a.link_to(b)
+    g.configure()
+    while True:
+        try:
+            yield sink.pull()
+        except (av.error.EOFError, av.error.BlockingIOError):
+            return
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """A clip written by PyAV: frames of `source` encoded with `codec` into `file`."""
+
+    file: str
+    source: str
+    codec: str
+    pix_fmt: str
+    about: str
+    options: dict[str, str] = field(default_factory=dict)
+    container_options: dict[str, str] = field(default_factory=dict)
+    # Presentation time in seconds of frame n; None: constant rate from the source.
+    seconds_at: Callable[[int], float] | None = None
+
+    def write(self, path: Path) -> None:
+        import av
+
+        frames = list(lavfi(self.source))
+        rate = Fraction(1, 1) / frames[0].time_base
+        with av.open(str(path), "w", options=self.container_options) as out:
+            stream = out.add_stream(self.codec, rate=rate)
+            stream.width, stream.height = frames[0].width, frames[0].height
+            stream.pix_fmt = self.pix_fmt
+            stream.options = self.options
+            if self.seconds_at is not None:
+                stream.codec_context.time_base = stream.time_base = Fraction(1, 90000)
+            for n, frame in enumerate(frames):
+                frame.pict_type = av.video.frame.PictureType.NONE
+                if self.seconds_at is not None:
+                    frame.pts = round(self.seconds_at(n) * 90000)
+                    frame.time_base = Fraction(1, 90000)
+                out.mux(stream.encode(frame.reformat(format=self.pix_fmt)))
+            out.mux(stream.encode())
+
+
+def write_rotated(source: Path, path: Path, degrees: int) -> None:
+    """Remux `source` (no re-encode) with a display matrix: `degrees` counter-clockwise."""
+    import av
+
+    with av.open(str(source)) as inp, av.open(str(path), "w") as out:
+        in_stream = inp.streams.video[0]
+        out_stream = out.add_stream_from_template(in_stream)
+        out_stream.set_display_rotation(degrees)
+        for packet in inp.demux(in_stream):
+            if packet.dts is None:  # the demuxer's final flush packet
+                continue
+            packet.stream = out_stream
+            out.mux(packet)
+
+
+_ODD = "testsrc2=size=322x244:rate=25:duration=1,format=yuv444p,crop=321:243:0:0"
+
+RECIPES: dict[str, Recipe] = {
+    "h264_bframes": Recipe(
+        "bframes.mp4", f"{SOURCE}:duration=2.5", "libx264", "yuv420p",
+        "H.264, 3 B-frames, GOP 30, 75 frames, moov at the end (the muxer's default)",
+        H264_BFRAMES,
     ),
-    "h264_faststart": (
-        "faststart.mp4",
-        ["-f", "lavfi", "-i", f"{SOURCE}:duration=2.5", *H264_BFRAMES, "-movflags", "+faststart"],
+    "h264_faststart": Recipe(
+        "faststart.mp4", f"{SOURCE}:duration=2.5", "libx264", "yuv420p",
         "the same with the frame table (moov) at the start of the file",
+        H264_BFRAMES, {"movflags": "+faststart"},
     ),
-    "vfr": (
-        "vfr.mp4",
-        ["-f", "lavfi", "-i", f"{SOURCE}:duration=2", "-vf", "setpts='(1.7*N+0.6*sin(N))/30/TB'",
-         *H264_BFRAMES, "-fps_mode", "vfr"],
-        "variable frame rate: spacing wobbles between 1.1 and 2.3 ticks of 1/30 s",
+    "vfr": Recipe(
+        "vfr.mp4", f"{SOURCE}:duration=2", "libx264", "yuv420p",
+        "variable frame rate: spacing wobbles between 0.5 and 2.9 ticks of 1/30 s",
+        H264_BFRAMES, seconds_at=lambda n: (1.7 * n + 0.6 * math.sin(n)) / 30,
     ),
-    "open_gop": (
-        "open_gop.mp4",
-        ["-f", "lavfi", "-i", f"{SOURCE}:duration=3", *H264_BFRAMES, "-sc_threshold", "0",
-         "-x264-params", "open-gop=1"],
+    "open_gop": Recipe(
+        "open_gop.mp4", f"{SOURCE}:duration=3", "libx264", "yuv420p",
         "open GOPs: B-frames shown before each keyframe reference the GOP before it",
+        {**H264_BFRAMES, "sc_threshold": "0", "x264-params": "open-gop=1"},
     ),
-    "odd_444": (
-        "odd_444.mp4",
-        ["-f", "lavfi", "-i", "testsrc2=size=322x244:rate=25:duration=1,format=yuv444p,"
-         "crop=321:243:0:0", "-c:v", "libx264", "-pix_fmt", "yuv444p", "-bf", "2", "-g", "10"],
-        "odd size 321x243, H.264 4:4:4 with B-frames",
+    "odd_444": Recipe(
+        "odd_444.mp4", _ODD, "libx264", "yuv444p",
+        "odd size 321x243, H.264 4:4:4 with B-frames", {"bf": "2", "g": "10"},
     ),
-    "odd_420": (
-        "odd_420.mkv",
-        ["-f", "lavfi", "-i", "testsrc2=size=322x244:rate=25:duration=1,format=yuv444p,"
-         "crop=321:243:0:0", "-c:v", "ffv1", "-pix_fmt", "yuv420p", "-g", "10"],
-        "odd size 321x243 in 4:2:0 (chroma 161x122), lossless FFV1 in Matroska",
+    "odd_420": Recipe(
+        "odd_420.mkv", f"{_ODD},format=yuv420p", "ffv1", "yuv420p",
+        "odd size 321x243 in 4:2:0 (chroma 161x122), lossless FFV1 in Matroska", {"g": "10"},
     ),
-    "mpegts": (
-        "clip.ts",
-        ["-f", "lavfi", "-i", f"{SOURCE}:duration=3", *H264_BFRAMES],
+    "mpegts": Recipe(
+        "clip.ts", f"{SOURCE}:duration=3", "libx264", "yuv420p",
         "MPEG-TS: no keyframe index (seeks land by estimate), clock starts at 1.4 s",
+        H264_BFRAMES,
     ),
-    "hevc": (
-        "hevc.mp4",
-        ["-f", "lavfi", "-i", f"{SOURCE}:duration=2", "-c:v", "libx265",
-         "-x265-params", "bframes=4:keyint=25:log-level=error"],
+    "hevc": Recipe(
+        "hevc.mp4", f"{SOURCE}:duration=2", "libx265", "yuv420p",
         "HEVC with 4 B-frames and a 25-frame GOP",
+        {"x265-params": "bframes=4:keyint=25:log-level=error"},
     ),
 }  # fmt: skip
 
@@ -187,19 +272,18 @@ def clip_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def clips(clip_dir: Path) -> dict[str, Path]:
-    """Every test clip, made in parallel (ffmpeg start-up dominates for clips this small)."""
-    paths = {name: clip_dir / file for name, (file, _, _) in RECIPES.items()}
+    """Every test clip, made in parallel (PyAV releases the GIL while it encodes)."""
+    paths = {name: clip_dir / recipe.file for name, recipe in RECIPES.items()}
     with ThreadPoolExecutor(max_workers=4) as pool:
-        list(pool.map(lambda name: ffmpeg(*RECIPES[name][1], paths[name]), RECIPES))
+        list(pool.map(lambda name: RECIPES[name].write(paths[name]), RECIPES))
     # A display matrix saying "turn 90 degrees counter-clockwise", on the B-frame clip.
     paths["rotated"] = clip_dir / "rotated.mp4"
-    ffmpeg("-i", paths["h264_bframes"], "-c", "copy", "-metadata:s:v", "rotate=90",
-           paths["rotated"])  # fmt: skip
-    # Warm the reference decodes the same way; tests then find them cached.
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        list(pool.map(lambda name: reference(paths[name]), CLIPS))
-        list(pool.map(lambda name: ffprobe_frames(paths[name]), CLIPS))
-    reference(paths["rotated"], autorotate=True)
+    write_rotated(paths["h264_bframes"], paths["rotated"], 90)
+    if has_ffmpeg():  # warm the reference decodes the same way; tests then find them cached
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            list(pool.map(lambda name: reference(paths[name]), CLIPS))
+            list(pool.map(lambda name: ffprobe_frames(paths[name]), CLIPS))
+        reference(paths["rotated"], autorotate=True)
     return paths
 
 

@@ -20,7 +20,8 @@ KEYS = {
     "step_forward_p95_ms", "step_backward_p95_ms",
     "exact_step_forward_p95_ms", "exact_step_backward_p95_ms",
     "cache_peak_bytes", "cache_bound_bytes",
-    "store_mb", "store_psnr_mean_db", "store_psnr_min_db",
+    "store_mb", "store_mb_per_min", "store_format", "store_psnr_mean_db", "store_psnr_min_db",
+    "noise_clip", "goals",
 }  # fmt: skip
 
 
@@ -34,3 +35,5 @@ def test_quick_bench_prints_its_figures() -> None:
     assert figures.keys() >= KEYS
     assert figures["clip"]["frames"] == 300
     assert figures["cache_peak_bytes"] <= figures["cache_bound_bytes"]
+    assert figures["store_format"]["codec"] == "h264"
+    assert figures["noise_clip"].keys() >= {"store_mb_per_min", "store_seek_p95_ms"}

@@ -7,6 +7,7 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+import av
 import numpy as np
 import pytest
 
@@ -18,7 +19,6 @@ from storage.media import (
     probe_image,
     read_image_rgb,
 )
-from tests.storage.media.conftest import ffmpeg
 
 MakeFile = Callable[[str, bytes], Path]
 
@@ -48,7 +48,13 @@ def test_text_file(make_file: MakeFile) -> None:
 
 def test_audio_only_file(clip_dir: Path) -> None:
     path = clip_dir / "voice.m4a"
-    ffmpeg("-f", "lavfi", "-i", "sine=duration=1", path)
+    with av.open(str(path), "w") as out:
+        stream = out.add_stream("aac", rate=44100)
+        tone = np.sin(np.arange(44100) * 2 * np.pi * 440 / 44100).astype(np.float32)
+        frame = av.AudioFrame.from_ndarray(tone[None, :], format="fltp", layout="mono")
+        frame.sample_rate = 44100
+        out.mux(stream.encode(frame))
+        out.mux(stream.encode())
     expect_error(path, "not a video file (no video stream)")
 
 
@@ -56,7 +62,14 @@ def test_unsupported_codec(clip_dir: Path, h264_bframes: Path) -> None:
     # An AVI whose codec tag (FourCC) no decoder knows: FFmpeg opens it and finds a video stream
     # it cannot decode, exactly what a file from an exotic camera codec looks like.
     avi = clip_dir / "known.avi"
-    ffmpeg("-i", h264_bframes, "-c:v", "mpeg4", "-vtag", "FMP4", avi)
+    with av.open(str(h264_bframes)) as inp, av.open(str(avi), "w") as out:
+        stream = out.add_stream("mpeg4", rate=30)
+        stream.width, stream.height, stream.pix_fmt = 176, 144, "yuv420p"
+        stream.codec_tag = "FMP4"
+        for frame in inp.decode(video=0):
+            frame.pict_type = av.video.frame.PictureType.NONE
+            out.mux(stream.encode(frame))
+        out.mux(stream.encode())
     data = avi.read_bytes()
     assert data.count(b"FMP4") == 2  # stream header and bitmap header
     unknown = clip_dir / "exotic.avi"
@@ -78,7 +91,7 @@ def test_truncated_mp4_with_index_at_the_start(h264_faststart: Path, make_file: 
 
 
 def test_corrupt_bytes_decode_or_raise_naming_the_frame(
-    h264_faststart: Path, make_file: MakeFile, tmp_path: Path
+    h264_faststart: Path, make_file: MakeFile, tmp_path: Path, needs_ffmpeg: None
 ) -> None:
     data = bytearray(h264_faststart.read_bytes())
     rng = random.Random(3)

@@ -85,6 +85,37 @@ def test_ensure_store_builds_once_and_switches_to_it(
         assert again.seekable_fast
 
 
+def test_a_store_of_another_crf_is_rebuilt(
+    h264_bframes: Path, index: VideoIndex, tmp_path: Path
+) -> None:
+    store_path = tmp_path / "x.frames"
+    FrameStore.build(h264_bframes, index, store_path, crf=30).close()
+    with FrameSource(h264_bframes, index, store_path=store_path, store_crf=30) as same:
+        assert same.seekable_fast
+    with FrameSource(h264_bframes, index, store_path=store_path, store_crf=18) as source:
+        assert not source.seekable_fast  # built with another quality: stale
+        source.ensure_store()
+        assert source.seekable_fast
+    store = FrameStore.open(store_path, index)
+    assert store is not None and store.crf == 18
+    store.close()
+
+
+def test_backward_prefetch_with_a_store_takes_the_nearest_gop_first(
+    h264_bframes: Path, index: VideoIndex, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The store decodes from a keyframe every 8 frames: backwards, the GOP the playhead is in
+    # comes first, each GOP in ascending order, so each GOP costs one seek.
+    store_path = tmp_path / "x.frames"
+    FrameStore.build(h264_bframes, index, store_path).close()
+    with FrameSource(h264_bframes, index, store_path=store_path) as source:
+        plans: list[list[int]] = []
+        monkeypatch.setattr(source._prefetcher, "submit", plans.append)
+        source.prefetch(50, -1, 12)
+    (plan,) = plans
+    assert plan[:14] == [48, 49, 40, 41, 42, 43, 44, 45, 46, 47, 38, 39, 51, 52]
+
+
 def test_frame_from_many_threads(h264_bframes: Path, index: VideoIndex, exact: np.ndarray) -> None:
     wrong: list[int] = []
     with FrameSource(h264_bframes, index, store_path=None, cache_bytes=2**20) as source:
