@@ -176,3 +176,27 @@ def test_rate_limit_waits_the_longer_backoff_and_settings_are_checked(
         jobs.enqueue("diag.echo", [{}], max_attempts=0)
     with pytest.raises(ValueError, match="retry_backoff_s"):
         jobs.enqueue("diag.echo", [{}], retry_backoff_s=-1)
+
+
+def test_a_v4_project_upgrades_with_its_jobs_and_their_spend(tmp_path: Path) -> None:
+    """v5 adds per-job retry settings (defaults for old jobs) and counts spend from calls."""
+    from storage._db import connect, migrate
+    from storage._schema import MIGRATIONS
+
+    root = tmp_path / "old"
+    root.mkdir()
+    db = connect(root / "project.sqlite")
+    migrate(db, MIGRATIONS[:4], root / "project.sqlite")
+    db.table("jobs").insert(
+        {"id": 1, "kind": "judge.video", "payload": "{}", "status": "failed", "cost_usd": 0.01}
+    )
+    db.table("judge_runs").insert({"id": 1, "job_id": 1, "status": "running"})
+    db.table("judge_calls").insert_all(
+        [{"id": i, "run_id": 1, "seq": i, "cost_usd": 0.02} for i in range(3)]
+    )
+    db.close()
+    with Project.open(root) as p:
+        job = p.jobs.get(1)
+        assert (job.retry_backoff_s, job.rate_limit_backoff_s) == (20.0, 60.0)
+        assert job.calls == 3 and job.cost_usd == pytest.approx(0.06)  # calls, not the heartbeat
+        assert p.jobs.spend() == pytest.approx(0.06)
