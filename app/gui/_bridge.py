@@ -2,7 +2,8 @@
 
 ``submit(channel, fn, ..., on_done=...)`` runs ``fn`` on a worker thread. Each channel keeps a
 generation number; a result whose generation is no longer current (the user has moved on) is
-dropped instead of being shown late. ``WB_SYNCHRONOUS=1`` runs everything inline, for tests
+dropped instead of being shown late, and a request still waiting for a thread when a newer one
+arrives on its channel is not run at all. ``WB_SYNCHRONOUS=1`` runs everything inline, for tests
 that need determinism more than responsiveness.
 """
 
@@ -36,6 +37,7 @@ class Bridge:
         self._relay.call.connect(lambda fn: fn(), Qt.ConnectionType.QueuedConnection)
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="wb-work")
         self._gen: dict[str, int] = {}
+        self._queued: dict[str, Future[Any]] = {}  # each channel's newest request
         self.synchronous = os.environ.get("WB_SYNCHRONOUS", "") == "1"
 
     def submit(
@@ -56,7 +58,14 @@ class Bridge:
                 fut.set_exception(e)
             self._deliver(channel, gen, fut, on_done, on_error)
             return fut
+        previous = self._queued.get(channel)
+        if previous is not None:
+            # Not started yet and already superseded: never run it. Dropping only its result
+            # is not enough: while scrubbing, stale decodes queue up faster than they run,
+            # and the newest request waits behind all of them.
+            previous.cancel()
         fut = self._pool.submit(fn, *args)
+        self._queued[channel] = fut
         # Runs on the worker thread; the relay hands the result to the GUI thread.
         fut.add_done_callback(
             lambda f: self._relay.call.emit(
