@@ -42,13 +42,20 @@ def write_bug_report(exc: BaseException, *, where: str) -> Path | None:
         "",
         *traceback.format_exception(exc),
     ]
+    text = "\n".join(line.rstrip("\n") for line in lines) + "\n"
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"bug-{stamp}-{os.getpid()}.log"
-        path.write_text("\n".join(line.rstrip("\n") for line in lines) + "\n", encoding="utf-8")
+        for n in range(1000):  # two bugs in one second of one process keep both reports
+            path = folder / f"bug-{stamp}-{os.getpid()}{f'-{n}' if n else ''}.log"
+            try:
+                with path.open("x", encoding="utf-8") as f:
+                    f.write(text)
+                return path
+            except FileExistsError:
+                continue
     except OSError:
-        return None
-    return path
+        pass
+    return None
 
 
 def bug_message(exc: BaseException, path: Path | None) -> str:

@@ -76,7 +76,7 @@ from judge import (
 )
 from judge._api import Message, Tool, ToolCall
 from judge._scripted import Responder, offered
-from judge.loopback import Action, Delay, FakeServer, Reply, stage_of
+from judge.loopback import Action, Delay, FakeServer, wire_responder
 from storage import JudgeRuns, Project, import_cases, run_worker
 
 PROFILE = "loopback"
@@ -240,29 +240,16 @@ def judge_responder(name: str) -> Responder:
     return perfect_judge() if name == "light" else realistic_judge()
 
 
-def body_messages(body: dict[str, Any]) -> list[Message]:
-    """The texts of an OpenAI-format request, as Messages (images left out)."""
-    out = []
-    for m in body["messages"]:
-        content = m.get("content") or ""
-        if isinstance(content, list):
-            content = "\n".join(p.get("text", "") for p in content if p.get("type") == "text")
-        out.append(Message(m["role"], str(content)))
-    return out
-
-
 class LoopbackJudge:
     """A FakeServer responder: the chosen profile's judge, answered after ``latency_s``."""
 
     def __init__(self) -> None:
         self.latency_s = 0.0
-        self.plays = {name: judge_responder(name) for name in JUDGES}
+        self.plays = {name: wire_responder(judge_responder(name)) for name in JUDGES}
         self.profile = "light"
 
     def __call__(self, body: dict[str, Any], n: int) -> Action:
-        stage, tools = stage_of(body)
-        call = self.plays[self.profile](stage, body_messages(body), tools)
-        reply = Reply(call.name, dict(call.arguments))
+        reply = self.plays[self.profile](body, n)
         return Delay(self.latency_s, reply) if self.latency_s > 0 else reply
 
 

@@ -7,9 +7,10 @@ at all. Measures: indexing, random exact seeks without a seek cache (vs OpenCV
 ``CAP_PROP_POS_FRAMES``), building the seek cache (FrameStore, an H.264 proxy), its size in MB
 per minute, random seeks through FrameSource once it is built, stepping +1 and -1 the way a
 30 fps player does (step, prefetch, wait a frame), the frame cache's peak bytes against its
-bound, and the cache's fidelity (PSNR of RGB and of luma against exact frames). The same cache
-is also built on the worst case for its size, the 480p test pattern under heavy per-pixel noise
-of bench/_clips.py (``noise_clip``).
+bound, and the cache's fidelity (PSNR of RGB and of luma against exact frames).
+
+The same cache is also built on the worst case for its size (``noise_clip`` in the output: the
+480p test pattern under heavy per-pixel noise of bench/_clips.py).
 
 ``--compare`` adds the seek-cache formats considered (JPEG per frame, the former format, and
 H.264 proxies from all-intra to 16-frame GOPs at two CRFs), each with MB per minute, random
@@ -35,15 +36,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _clips import OUT, make_clip
-from _scene import write_scene
+from _clips import BFRAMES, GOP, make_clip, scene_clip
 
 from storage.media import FrameReader, FrameSource, FrameStore, VideoIndex, index_video
 
 PLAYER_TICK_S = 1 / 30  # what a 30 fps player waits between steps
 PREFETCH_COUNT = 30
 CACHE_BYTES = 256 * 2**20
-WIDTH, HEIGHT, FPS, GOP, BFRAMES = 854, 480, 30, 250, 3
 # The proxies --compare measures: (gop, crf). The default (first) is what FrameStore builds.
 PROXIES = [(8, 20), (1, 20), (1, 26), (4, 20), (16, 20), (8, 23), (16, 23)]
 JPEG_QUALITIES = [95, 75, 50]
@@ -61,20 +60,6 @@ def timed_ms(fn: Callable[[], object]) -> float:
 
 def pct(values: list[float], q: float) -> float:
     return round(float(np.percentile(values, q)), 2)
-
-
-def scene_clip(seconds: int) -> Path:
-    """The cached handheld-scene clip of `seconds` seconds, encoding it first if needed."""
-    OUT.mkdir(exist_ok=True)
-    clip = OUT / f"scene_{seconds}s_{WIDTH}x{HEIGHT}_gop{GOP}.mp4"
-    if not clip.exists():
-        # Encode beside it and rename, so an interrupted run leaves no half clip behind.
-        with tempfile.TemporaryDirectory(dir=OUT) as tmp:
-            part = Path(tmp) / clip.name
-            write_scene(part, seconds, width=WIDTH, height=HEIGHT, fps=FPS, gop=GOP,
-                        bframes=BFRAMES)  # fmt: skip
-            os.replace(part, clip)
-    return clip
 
 
 def mb_per_minute(size_bytes: int, index: VideoIndex) -> float:
@@ -190,17 +175,25 @@ def compare_jpeg(
     mid: int,
     n_steps: int,
 ) -> list[dict[str, Any]]:
-    """One JPEG per frame (OpenCV, 4:2:0), kept in memory: the former seek cache's format."""
+    """One JPEG per frame (OpenCV, 4:2:0), kept in memory: the former seek cache's format.
+    Each frame is decoded once and encoded at every quality as it goes (decoded frames are not
+    kept: a minute of 480p is 2 GB of them); build_s counts the encoding only."""
     import cv2
 
+    blobs_by_q: dict[int, list[bytes]] = {q: [] for q in JPEG_QUALITIES}
+    encode_s = dict.fromkeys(JPEG_QUALITIES, 0.0)
     with FrameReader(clip, index) as reader:
-        bgr = [cv2.cvtColor(reader.read(n), cv2.COLOR_RGB2BGR) for n in range(index.frame_count)]
+        for n in range(index.frame_count):
+            bgr = cv2.cvtColor(reader.read(n), cv2.COLOR_RGB2BGR)
+            for q in JPEG_QUALITIES:
+                t0 = time.perf_counter()
+                blob = cv2.imencode(".jpg", bgr, [cv2.IMWRITE_JPEG_QUALITY, q])[1].tobytes()
+                encode_s[q] += time.perf_counter() - t0
+                blobs_by_q[q].append(blob)
     rows = []
     for q in JPEG_QUALITIES:
         log(f"compare: JPEG q{q} per frame")
-        t0 = time.perf_counter()
-        blobs = [cv2.imencode(".jpg", b, [cv2.IMWRITE_JPEG_QUALITY, q])[1].tobytes() for b in bgr]
-        build_s = time.perf_counter() - t0
+        blobs, build_s = blobs_by_q[q], encode_s[q]
 
         def read(i: int, blobs: list[bytes] = blobs) -> np.ndarray:
             image = cv2.imdecode(np.frombuffer(blobs[i], np.uint8), cv2.IMREAD_COLOR)

@@ -8,7 +8,12 @@ from typing import Any
 
 from annotation import UserError
 from judge._pipeline._config import MODES
-from storage import Project
+from storage import (
+    DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_RATE_LIMIT_BACKOFF_S,
+    DEFAULT_RETRY_BACKOFF_S,
+    Project,
+)
 
 JUDGE_KIND = "judge.video"
 
@@ -25,9 +30,9 @@ def queue_judge(
     mode: str = "gated",
     batch: str | None = None,
     config: Mapping[str, Any] | None = None,
-    max_attempts: int = 3,
-    retry_backoff_s: float = 20.0,
-    rate_limit_backoff_s: float = 60.0,
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+    retry_backoff_s: float = DEFAULT_RETRY_BACKOFF_S,
+    rate_limit_backoff_s: float = DEFAULT_RATE_LIMIT_BACKOFF_S,
 ) -> tuple[str, list[int]]:
     """Queue one judge job per video; returns the batch name and job ids.
 

@@ -144,7 +144,8 @@ def _judge(
         f1 = read_image_rgb(project.media_path(case.initial_image))
     except (ProjectError, MediaError) as err:
         raise JobError(f"judge.video: {err}") from None
-    runs.abandon_stale(video.id, job_id=ctx.job_id)
+    # an earlier attempt whose worker died left its run running: nobody else will end it
+    runs.end_for_jobs([ctx.job_id], "abandoned: a later attempt of the job started", abandoned=True)
     run: list[int] = []
 
     def record(record: CallRecord) -> None:
@@ -193,10 +194,7 @@ def _judge(
 def _cap_left(project: Project, job_id: int, config: JudgeConfig) -> JudgeConfig:
     """The per-video cap holds across attempts: what earlier attempts' recorded calls cost
     (a dead worker's included) comes off this attempt's cap."""
-    try:
-        earlier = project.jobs.get(job_id).cost_usd
-    except LookupError:  # run outside the queue (tests, scripts): nothing spent before
-        return config
+    earlier = project.jobs.spend(job_id=job_id)
     if earlier <= 0:
         return config
     left = config.spend_cap_usd - earlier

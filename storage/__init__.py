@@ -48,7 +48,14 @@ from storage._export import CSV_COLUMNS, collect, to_csv, to_json
 from storage._history import History
 from storage._import import ImportReport, find_case_folders, import_cases
 from storage._jobkind import JobContext, JobError, JobFunction, JobOutcome
-from storage._jobs import Job, Jobs, JobStatus, make_owner
+from storage._jobs import (
+    DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_RATE_LIMIT_BACKOFF_S,
+    DEFAULT_RETRY_BACKOFF_S,
+    Job,
+    Jobs,
+    JobStatus,
+)
 from storage._judge import JudgeRunError, JudgeRuns
 from storage._judge_records import (
     CallSummary,
@@ -68,7 +75,6 @@ from storage._judge_records import (
 )
 from storage._kinds import (
     JOB_KINDS,
-    KIND_MODULES,
     UnknownJobKindError,
     get_kind,
     load_kind_modules,
@@ -97,13 +103,15 @@ from storage._study_calibration import (
     CalibrationResult,
     StudyError,
 )
-from storage._worker import LogSink, WorkerStats, make_worker_id, run_worker, stderr_log
+from storage._worker import LogSink, WorkerStats, run_worker, stderr_log
 
 __all__ = [
     "CASE_FORMAT",
     "CSV_COLUMNS",
+    "DEFAULT_MAX_ATTEMPTS",
+    "DEFAULT_RATE_LIMIT_BACKOFF_S",
+    "DEFAULT_RETRY_BACKOFF_S",
     "JOB_KINDS",
-    "KIND_MODULES",
     "ActionRecord",
     "ActionSource",
     "AgreementError",
@@ -202,8 +210,6 @@ __all__ = [
     "load_kind_modules",
     "load_panel",
     "load_settings",
-    "make_owner",
-    "make_worker_id",
     "open_assignment",
     "read_case_file",
     "register",

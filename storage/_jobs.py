@@ -12,7 +12,7 @@ cannot also go on with the old claim: the old claim's heartbeats and completion 
 
 Jobs that keep failing or keep losing their worker end as ``failed`` with the reason; whenever a
 job ends, any run it left ``running`` is ended with it. Retry backoffs and attempts are settings
-of each job. Money is what the job's recorded calls cost over every attempt (``job_spend``).
+of each job. Money is what the job's recorded calls cost over every attempt.
 """
 
 from __future__ import annotations
@@ -29,6 +29,11 @@ import sqlite_utils
 
 from storage._db import write
 from storage._history import now
+from storage._judge import JudgeRuns
+
+DEFAULT_MAX_ATTEMPTS = 3
+DEFAULT_RETRY_BACKOFF_S = 20.0  # a timeout or a 5xx: try again soon
+DEFAULT_RATE_LIMIT_BACKOFF_S = 60.0  # "too many requests": give the provider a minute
 
 
 class JobStatus(StrEnum):
@@ -60,15 +65,21 @@ class Job:
     created_at: str | None
     started_at: str | None
     finished_at: str | None
-    retry_backoff_s: float = 20.0
-    rate_limit_backoff_s: float = 60.0
+    retry_backoff_s: float = DEFAULT_RETRY_BACKOFF_S
+    rate_limit_backoff_s: float = DEFAULT_RATE_LIMIT_BACKOFF_S
     calls: int = 0  # recorded model calls over every attempt
 
+    def backoff_s(self, *, rate_limited: bool) -> float:
+        """How long a retryable failure of this job waits before it runs again."""
+        return self.rate_limit_backoff_s if rate_limited else self.retry_backoff_s
 
+
+# The calls a job recorded, over every attempt (per job: the indexes make each a short seek).
+_CALLS = "FROM judge_runs r JOIN judge_calls c ON c.run_id = r.id WHERE r.job_id = jobs.id"
 # Cost is the recorded calls' sum where the job recorded any; otherwise what it last reported.
 _SELECT = (
-    "SELECT jobs.*, s.cost_usd AS recorded_cost, s.calls AS recorded_calls "
-    "FROM jobs LEFT JOIN job_spend s ON s.job_id = jobs.id"
+    f"SELECT jobs.*, (SELECT COALESCE(SUM(c.cost_usd), 0) {_CALLS}) AS recorded_cost, "
+    f"(SELECT COUNT(*) {_CALLS}) AS recorded_calls FROM jobs"
 )
 
 
@@ -121,10 +132,10 @@ class Jobs:
         payloads: Iterable[dict[str, Any]],
         *,
         batch: str | None = None,
-        max_attempts: int = 3,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
         priority: int = 100,
-        retry_backoff_s: float = 20.0,
-        rate_limit_backoff_s: float = 60.0,
+        retry_backoff_s: float = DEFAULT_RETRY_BACKOFF_S,
+        rate_limit_backoff_s: float = DEFAULT_RATE_LIMIT_BACKOFF_S,
     ) -> list[int]:
         """Queue one job per payload (one transaction); returns their ids.
 
@@ -206,7 +217,8 @@ class Jobs:
                     "WHERE id = ?",
                     [make_owner(worker), t + lease_s, t, now(), job_id],
                 )
-                return self.get(job_id)
+                # the row alone: a claim needs no spend, and the write lock is still held
+                return _job(dict(self._db.table("jobs").get(job_id)))
 
     def heartbeat(
         self,
@@ -338,8 +350,7 @@ class Jobs:
                     args,
                 ).fetchall()
             ]
-            for job_id in ids:
-                self._finish(job_id, JobStatus.CANCELLED)
+            self._finish(ids, JobStatus.CANCELLED)
             return len(ids)
 
     def retry(self, job_ids: Iterable[int] = (), *, batch: str | None = None) -> int:
@@ -375,14 +386,20 @@ class Jobs:
         names = [d[0] for d in cur.description]
         return [_job(dict(zip(names, r, strict=True))) for r in cur]
 
-    def spend(self, *, batch: str | None = None) -> float:
-        """US$ of every recorded model call of the project's jobs (of one batch), over every
-        attempt: what the endpoint was asked to do is what was paid for."""
-        sql = "SELECT COALESCE(SUM(s.cost_usd), 0) FROM job_spend s"
+    def spend(self, *, batch: str | None = None, job_id: int | None = None) -> float:
+        """US$ of every recorded model call of the project's jobs (of one batch, or one job),
+        over every attempt: what the endpoint was asked to do is what was paid for."""
+        sql = (
+            "SELECT COALESCE(SUM(c.cost_usd), 0) FROM judge_calls c "
+            "JOIN judge_runs r ON r.id = c.run_id WHERE r.job_id IS NOT NULL"
+        )
         args: list[Any] = []
         if batch is not None:
-            sql += " JOIN jobs ON jobs.id = s.job_id WHERE jobs.batch = ?"
+            sql += " AND r.job_id IN (SELECT id FROM jobs WHERE batch = ?)"
             args.append(batch)
+        if job_id is not None:
+            sql += " AND r.job_id = ?"
+            args.append(job_id)
         return float(self._db.execute(sql, args).fetchone()[0])
 
     def counts(self, *, batch: str | None = None) -> dict[str, int]:
@@ -410,19 +427,18 @@ class Jobs:
         ).fetchone()
         return row is not None
 
-    def _finish(self, job_id: int, status: JobStatus, **values: Any) -> None:
-        """End a job, and with it any run it left running (in the same transaction)."""
-        from storage._judge import JudgeRuns  # the runs a job owns; imported late (no cycle)
-
-        self._db.table("jobs").update(
-            job_id,
-            {
-                "status": status.value,
-                "lease_owner": None,
-                "lease_expires": None,
-                "finished_at": now(),
-                **values,
-            },
+    def _finish(self, job_ids: int | list[int], status: JobStatus, **values: Any) -> None:
+        """End jobs (one UPDATE), and with them any run they left running, in the same
+        transaction."""
+        ids = [job_ids] if isinstance(job_ids, int) else job_ids
+        if not ids:
+            return
+        sets = {"status": status.value, "lease_owner": None, "lease_expires": None,
+                "finished_at": now(), **values}  # fmt: skip
+        self._db.execute(
+            f"UPDATE jobs SET {', '.join(f'{k} = ?' for k in sets)} "
+            f"WHERE id IN ({','.join('?' * len(ids))})",
+            [*sets.values(), *ids],
         )
         if status is JobStatus.DONE:  # the result's own run is done; others were earlier tries
             why, abandoned = "abandoned: the job finished on another attempt", True
@@ -430,7 +446,7 @@ class Jobs:
             why, abandoned = "cancelled", True
         else:
             why, abandoned = f"job failed: {values.get('error') or 'no reason given'}", False
-        JudgeRuns(self._db).end_for_job(job_id, why, abandoned=abandoned)
+        JudgeRuns(self._db).end_for_jobs(ids, why, abandoned=abandoned)
 
     @staticmethod
     def _select(job_ids: Iterable[int], batch: str | None) -> tuple[str, list[Any]]:

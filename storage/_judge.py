@@ -14,7 +14,7 @@ notation (``3``, ``NA``, ``-``, ``?``).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import sqlite_utils
@@ -145,46 +145,30 @@ class JudgeRuns:
 
     def fail(self, run_id: int, error: str, *, abandoned: bool = False) -> None:
         """Mark a running run failed (or abandoned: cancelled, or left by a dead worker)."""
+        self._end("id = ?", [run_id], error, abandoned)
+
+    def end_for_jobs(self, job_ids: Sequence[int], error: str, *, abandoned: bool = False) -> int:
+        """End every run of these jobs still ``running``: when a job ends (gave up, cancelled,
+        done on another attempt), and when a new attempt starts (the old attempt's worker died
+        and nobody else will finish its run). Returns how many it ended."""
+        if not job_ids:
+            return 0
+        return self._end(f"job_id IN ({','.join('?' * len(job_ids))})", list(job_ids), error,
+                         abandoned)  # fmt: skip
+
+    def _end(self, where: str, args: list[Any], error: str, abandoned: bool) -> int:
+        """One UPDATE: the matching running runs end, their totals summed from their calls."""
+        total = "SELECT COALESCE(SUM({}), 0) FROM judge_calls c WHERE c.run_id = judge_runs.id"
         with write(self._db):
-            cost, t_in, t_out = self._db.execute(
-                "SELECT COALESCE(SUM(cost_usd), 0), COALESCE(SUM(tokens_in), 0), "
-                "COALESCE(SUM(tokens_out), 0) FROM judge_calls WHERE run_id = ?",
-                [run_id],
-            ).fetchone()
-            self._db.execute(
-                "UPDATE judge_runs SET status = ?, error = ?, cost_usd = ?, tokens_in = ?, "
-                "tokens_out = ?, finished_at = ? WHERE id = ? AND status = 'running'",
-                ["abandoned" if abandoned else "failed", error, cost, t_in, t_out, now(), run_id],
+            cur = self._db.execute(
+                f"UPDATE judge_runs SET status = ?, error = ?, finished_at = ?, "
+                f"cost_usd = ({total.format('c.cost_usd')}), "
+                f"tokens_in = ({total.format('c.tokens_in')}), "
+                f"tokens_out = ({total.format('c.tokens_out')}) "
+                f"WHERE status = 'running' AND {where}",
+                ["abandoned" if abandoned else "failed", error, now(), *args],
             )
-
-    def end_for_job(self, job_id: int, error: str, *, abandoned: bool = False) -> int:
-        """End every run of a job still ``running``: the queue calls it when the job itself
-        ends (gave up, cancelled, or done on another attempt). Returns how many it ended."""
-        ids = [
-            r[0]
-            for r in self._db.execute(
-                "SELECT id FROM judge_runs WHERE job_id = ? AND status = 'running'", [job_id]
-            ).fetchall()
-        ]
-        for rid in ids:
-            self.fail(rid, error, abandoned=abandoned)
-        return len(ids)
-
-    def abandon_stale(self, video_id: str, *, job_id: int | None = None) -> int:
-        """Mark runs of a video still ``running`` (optionally only one job's) as abandoned.
-
-        A job's new attempt calls this with its job id: an earlier attempt whose worker died
-        left its run running, and nobody else will finish it. Returns how many were marked.
-        """
-        sql = "SELECT id FROM judge_runs WHERE video_id = ? AND status = 'running'"
-        args: list[Any] = [video_id]
-        if job_id is not None:
-            sql += " AND job_id = ?"
-            args.append(job_id)
-        ids = [r[0] for r in self._db.execute(sql, args).fetchall()]
-        for rid in ids:
-            self.fail(rid, "abandoned: a later attempt of the job started", abandoned=True)
-        return len(ids)
+            return int(cur.rowcount)
 
     def rescore(self, run_id: int, score_fn: ScoreFn, *, save: bool = True) -> dict[str, RuleScore]:
         """Recompute a done run's scores from its recorded answers, without model calls."""

@@ -2,9 +2,9 @@
 
 It lives next to the queue, on neutral ground: ``judge`` and ``sim`` each register their own
 kinds when imported (``judge.video``, episode batches), and neither imports the other. The
-worker process (composed in ``app``) imports the modules that register kinds before claiming:
-:data:`KIND_MODULES` names them, :func:`load_kind_modules` imports them. The diagnostic kinds
-(``diag.sleep``, ``diag.echo``) are in :mod:`storage._diag_kinds`.
+worker process (composed in ``app``) names the modules that register the kinds it hosts, and
+:func:`load_kind_modules` imports them before claiming. The diagnostic kinds (``diag.sleep``,
+``diag.echo``) are in :mod:`storage._diag_kinds`, which the worker runtime always loads.
 """
 
 from __future__ import annotations
@@ -18,10 +18,6 @@ from storage._jobkind import JobFunction
 
 JOB_KINDS: dict[str, JobFunction] = {}
 """Kind name -> job function, filled by :func:`register`."""
-
-KIND_MODULES = ["storage._diag_kinds"]
-"""Modules every worker imports before claiming; the process hosting the worker adds the
-packages whose kinds it runs (``app`` adds ``judge`` and ``sim``)."""
 
 F = TypeVar("F", bound=JobFunction)
 
@@ -65,14 +61,13 @@ def get_kind(name: str) -> JobFunction:
 
 
 def load_kind_modules(modules: Sequence[str] = ()) -> list[str]:
-    """Import :data:`KIND_MODULES` and ``modules``, which register kinds; returns the ones not
-    installed.
+    """Import ``modules``, which register kinds; returns the ones not installed.
 
     Only a module that is itself missing is tolerated (a kind not shipped yet); a module that
     exists but fails to import (a missing dependency, a syntax error) is a bug and raises.
     """
     missing = []
-    for name in [*KIND_MODULES, *modules]:
+    for name in modules:
         try:
             importlib.import_module(name)
         except ModuleNotFoundError as e:

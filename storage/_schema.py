@@ -5,7 +5,7 @@ gate_decisions, evidence_marks, history. (v2): jobs, model_profiles, judge_runs,
 judge_subgoals, judge_answers, judge_frames, judge_inspections. (v3): studies, study_videos,
 assignments, calibration_references, calibration_results, bundle_imports. (v4): sim_episodes,
 sim_ticks, sim_actions, sim_anomalies, sim_conditions, sim_metrics, sim_artifacts, sim_snapshots.
-(v5): the queue's retry settings per job, and the ``job_spend`` view (money from recorded calls).
+(v5): the queue's retry settings per job, and indexes to sum a job's spend from its calls.
 """
 
 from __future__ import annotations
@@ -488,14 +488,10 @@ _V5_SQL = [
     "ALTER TABLE jobs ADD COLUMN retry_backoff_s REAL NOT NULL DEFAULT 20.0",
     "ALTER TABLE jobs ADD COLUMN rate_limit_backoff_s REAL NOT NULL DEFAULT 60.0",
     # What a job spent is what its recorded calls cost, over every attempt (a dead attempt's
-    # calls included); a heartbeat's figure is only a live estimate. Job kinds that record
-    # calls elsewhere add their table to this view in a later migration.
-    """CREATE VIEW job_spend AS
-    SELECT r.job_id AS job_id, COUNT(c.id) AS calls, COALESCE(SUM(c.cost_usd), 0.0) AS cost_usd
-    FROM judge_runs r JOIN judge_calls c ON c.run_id = r.id
-    WHERE r.job_id IS NOT NULL
-    GROUP BY r.job_id""",
-    "CREATE INDEX IF NOT EXISTS judge_runs_job ON judge_runs (job_id)",
+    # calls included): storage.Jobs sums them per job through these two indexes (the second
+    # covers the sum, so the calls' request and reply text is never read for it).
+    "CREATE INDEX judge_runs_job ON judge_runs (job_id)",
+    "CREATE INDEX judge_calls_cost ON judge_calls (run_id, cost_usd, tokens_in, tokens_out)",
 ]
 
 

@@ -33,6 +33,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from storage import _diag_kinds  # noqa: F401  (registers diag.sleep and diag.echo)
 from storage._jobkind import JobError, JobOutcome
 from storage._jobs import Job
 from storage._kinds import JOB_KINDS, UnknownJobKindError, get_kind, load_kind_modules
@@ -108,7 +109,8 @@ def run_worker(
         kinds: Claim only these kinds (default: any kind; unknown kinds fail with a reason).
         log: Receives every log record (default: JSON lines on stderr, info and up).
         kind_modules: Modules to import first so that they register their kinds (the CLI's
-            worker passes ``judge`` and ``sim``'s); kinds already registered stay.
+            worker passes ``judge``); kinds already registered stay, and the diagnostic kinds
+            are always there.
 
     Returns:
         Counts of what happened.
@@ -149,7 +151,7 @@ def run_worker(
 class _Running:
     """A running job (its runner, the heartbeat and stop share it) and its function's context."""
 
-    def __init__(self, worker: _Worker, job: Job) -> None:
+    def __init__(self, worker: _Worker, job: Job, project: Project) -> None:
         self.job_id = job.id
         self.payload: Mapping[str, Any] = MappingProxyType(job.payload)
         self.project_root = worker.root
@@ -160,11 +162,10 @@ class _Running:
         self.finishing = False  # its runner is writing the outcome: stop must not release it
         # Wall-clock time, not monotonic: a suspended machine's monotonic clock may stand still
         # while the lease, kept in wall time in the database, runs out.
-        self.last_beat = time.time()
-        self.lease_until = job.lease_expires or (self.last_beat + worker.lease_s)
+        self.last_beat = time.time()  # the lease runs until last_beat + lease_s
         self.last_write = self.last_log = 0.0
         self.pending: tuple[float, str | None, float | None] | None = None
-        self.project: Project | None = None  # the runner's connection, for cancelled()
+        self.project = project  # the runner's connection, for cancelled()
         self._worker = worker
 
     def progress(self, fraction: float, note: str = "", cost_usd: float | None = None) -> None:
@@ -176,9 +177,9 @@ class _Running:
     def cancelled(self) -> bool:
         if self.gone is not None:
             return True
-        # Past (or near) the lease's end without a renewal: we were suspended, or the heartbeat
-        # thread is starved. Renew now, before the job spends anything more.
-        if time.time() >= self.lease_until - self._worker.lease_s / 3 and self.project:
+        # Two thirds of the lease without a renewal (heartbeats come every third): we were
+        # suspended, or the heartbeat thread is starved. Renew now, before spending more.
+        if time.time() - self.last_beat >= 2 * self._worker.lease_s / 3:
             self._worker.renew(self.project, self)
         return self.gone is not None
 
@@ -235,8 +236,7 @@ class _Worker:
                     return
                 self.stop.wait(self.poll_s)
                 continue
-            rec = _Running(self, job)
-            rec.project = project
+            rec = _Running(self, job, project)
             with self._lock:
                 self.active[job.id] = rec
             try:
@@ -307,7 +307,7 @@ class _Worker:
             self.count("retried")
             wait = err.backoff_s
             if wait is None:
-                wait = job.rate_limit_backoff_s if err.rate_limited else job.retry_backoff_s
+                wait = job.backoff_s(rate_limited=err.rate_limited)
             self.emit(
                 "warning", "job.retry", job, error=error, backoff_s=wait, attempt=job.attempts
             )
@@ -382,21 +382,32 @@ class _Worker:
         except BaseException as e:  # without heartbeats leases expire: others take over
             self.emit("error", "worker.crashed", error=_err(e), traceback=traceback.format_exc())
 
-    def renew(self, project: Project, rec: _Running) -> None:
-        """Renew one lease now, on the caller's connection (see :meth:`_Running.cancelled`)."""
+    def renew(
+        self,
+        project: Project,
+        rec: _Running,
+        progress: tuple[float | None, str | None, float | None] = (None, None, None),
+    ) -> bool:
+        """Renew one lease now on ``project`` (the heartbeat thread's connection, or the
+        runner's from :meth:`_Running.cancelled`), with any progress to write. False if the
+        claim is no longer ours (then the job is marked gone) or the database could not say."""
+        fraction, note, cost = progress
         try:
-            ok = project.jobs.heartbeat(rec.job.id, rec.owner, self.lease_s)
-        except Exception as e:  # cannot tell: carry on; the heartbeat thread tries again
+            ok = project.jobs.heartbeat(
+                rec.job.id, rec.owner, self.lease_s, progress=fraction, note=note, cost_usd=cost
+            )
+        except Exception as e:  # cannot tell: carry on; the lease has slack for a few misses
             self.emit("warning", "job.heartbeat_error", rec.job, error=_err(e))
-            return
-        if ok:
-            with rec.lock:
-                rec.last_beat = time.time()
-                rec.lease_until = rec.last_beat + self.lease_s
-        else:
+            return False
+        if not ok:
             self.mark_gone(rec, _why_gone(project, rec.job.id))
+            return False
+        with rec.lock:
+            rec.last_beat = time.time()
+        return True
 
     def _beat(self, project: Project, rec: _Running) -> None:
+        """Renew ``rec``'s lease every third of it, and write its progress (throttled)."""
         now = time.time()
         with rec.lock:
             if rec.gone is not None or rec.finishing:
@@ -407,23 +418,13 @@ class _Worker:
                 return
             if show:
                 rec.pending = None
-        fraction, note, cost = pending if show and pending else (None, None, None)
-        try:
-            ok = project.jobs.heartbeat(
-                rec.job.id, rec.owner, self.lease_s, progress=fraction, note=note, cost_usd=cost
-            )
-        except Exception as e:  # try again next tick; the lease has slack for a few misses
-            self.emit("warning", "job.heartbeat_error", rec.job, error=_err(e))
+        if not self.renew(project, rec, pending if show and pending else (None, None, None)):
             return
-        if ok:
-            rec.last_beat, rec.lease_until = now, now + self.lease_s
-        if show:
+        if show and pending:
             rec.last_write = now
             if now - rec.last_log >= PROGRESS_LOG_INTERVAL_S:
                 rec.last_log = now
-                self.emit("debug", "job.progress", rec.job, progress=fraction, note=note)
-        if not ok:
-            self.mark_gone(rec, _why_gone(project, rec.job.id))
+                self.emit("debug", "job.progress", rec.job, progress=pending[0], note=pending[1])
 
 
 class _JsonLogHandler(logging.Handler):

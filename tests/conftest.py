@@ -12,11 +12,6 @@ from tests.casefactory import make_case
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers",
-        "setting(name): shows that the documented WB_ setting `name` changes behaviour "
-        "(tests/storage/test_settings.py requires one for every documented setting)",
-    )
     skip_guard.install(config)  # in CI, any skip but a 'live' test's fails the run
 
 

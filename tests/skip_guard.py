@@ -5,7 +5,7 @@ endpoint). CI installs everything (``make test``), so there a skip means a test 
 running: the run fails and the summary lists every skipped test with its reason. Only tests
 marked ``live`` (they need a configured model endpoint, which CI does not have) may skip.
 
-Active when the ``CI`` environment variable is set to anything but "", "0" or "false".
+Active when the ``CI`` environment variable is set to anything but "", "0", "false" or "no".
 """
 
 from __future__ import annotations

@@ -84,7 +84,7 @@ def test_in_ci_a_live_test_may_skip(tmp_path: Path) -> None:
     assert "skipped tests fail CI" not in run.stdout
 
 
-@pytest.mark.parametrize("ci", [None, "", "0", "false"])
+@pytest.mark.parametrize("ci", [None, "", "0", "false", "no"])
 def test_outside_ci_skips_are_only_reported(tmp_path: Path, ci: str | None) -> None:
     run = run_pytest(tmp_path, {"test_a.py": TESTS, "test_b.py": SKIPS}, ci=ci)
     assert run.returncode == 0, run.stdout

@@ -29,15 +29,19 @@ def judge() -> None:
 )  # fmt: skip
 @click.option("--batch", help="Batch name (default: judge-<mode>-<time>).")
 @click.option(
+    # Literals, not storage's DEFAULT_* (importing storage would slow every `--help`); a test
+    # keeps them equal to the queue's defaults.
     "--max-attempts", type=click.IntRange(min=1), default=3, show_default=True,
     help="Attempts per video, counting one whose worker died.",
 )  # fmt: skip
 @click.option(
-    "--retry-backoff", "retry_backoff_s", type=click.FloatRange(min=0), default=20.0,
+    "--retry-backoff", "retry_backoff_s", type=click.FloatRange(min=0),
+    default=20.0,
     show_default=True, help="Seconds before a retryable failure (timeout, 5xx) runs again.",
 )  # fmt: skip
 @click.option(
-    "--rate-limit-backoff", "rate_limit_backoff_s", type=click.FloatRange(min=0), default=60.0,
+    "--rate-limit-backoff", "rate_limit_backoff_s", type=click.FloatRange(min=0),
+    default=60.0,
     show_default=True, help="Seconds to wait after the endpoint answered 429 (rate limited).",
 )  # fmt: skip
 def run(
@@ -79,6 +83,7 @@ def status(project_dir: Path, batch: str | None, as_json: bool) -> None:
 
     with Project.open(project_dir) as project:
         jobs = [j for j in project.jobs.query(batch=batch) if j.kind == JUDGE_KIND]
+        cost = round(project.jobs.spend(batch=batch), 6)
     counts = {s.value: sum(1 for j in jobs if j.status is s) for s in JobStatus}
     calls = sum(j.calls for j in jobs)
     failed = [
@@ -86,7 +91,6 @@ def status(project_dir: Path, batch: str | None, as_json: bool) -> None:
         for j in jobs
         if j.status is JobStatus.FAILED
     ]
-    cost = round(sum(j.cost_usd for j in jobs), 6)
     if as_json:
         click.echo(
             json.dumps({"counts": counts, "cost_usd": cost, "calls": calls, "failed": failed})

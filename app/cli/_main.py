@@ -33,16 +33,17 @@ class _Group(click.Group):
     """
 
     def invoke(self, ctx: click.Context) -> Any:
-        from annotation import UserError
-
         try:
             return super().invoke(ctx)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
-        except UserError as e:
-            click.secho(f"error: {e}", fg="red", err=True)
-            sys.exit(2)
         except Exception as e:
+            # imported here, not at the top: `workbench --help` must not load the core
+            from annotation import UserError
+
+            if isinstance(e, UserError):
+                click.secho(f"error: {e}", fg="red", err=True)
+                sys.exit(2)
             from app._bug_report import bug_message, command_line, write_bug_report
 
             path = write_bug_report(e, where=command_line())

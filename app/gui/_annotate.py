@@ -13,7 +13,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QDialog, QInputDialog, QMessageBox, QVBoxLayout, QWidget
 
-from annotation import GATES_ALL, Answer, GateRuleError, evaluate_subgoal, load_rubric
+from annotation import GATES_ALL, Answer, UserError, evaluate_subgoal, load_rubric
 from app.gui._bridge import Bridge
 from app.gui._case_panel import CasePanel
 from app.gui._evidence_panel import EvidencePanel
@@ -210,7 +210,7 @@ class AnnotateWorkspace(QObject):
             return
         try:
             st.project.annotations.set_answer(st.video.id, st.rater, st.subgoal_id, gate, answer)
-        except (AnnotationError, GateRuleError) as e:
+        except UserError as e:  # a refused edit or a gate the rubric does not reach
             self.message.emit(str(e))
             return
         if answer is not None:

@@ -36,6 +36,9 @@ class Bridge:
         self._relay = _Relay()
         self._relay.call.connect(lambda fn: fn(), Qt.ConnectionType.QueuedConnection)
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="wb-work")
+        # Work that takes minutes (importing a folder) gets a thread of its own, so frames and
+        # statistics never wait behind it on the short-work threads.
+        self._long = ThreadPoolExecutor(max_workers=1, thread_name_prefix="wb-long")
         self._gen: dict[str, int] = {}
         self._queued: dict[str, Future[Any]] = {}  # each channel's newest request
         self.synchronous = os.environ.get("WB_SYNCHRONOUS", "") == "1"
@@ -47,7 +50,10 @@ class Bridge:
         *args: Any,
         on_done: Callable[[Any], None] | None = None,
         on_error: Callable[[BaseException], None] | None = None,
+        long: bool = False,
     ) -> Future[Any]:
+        """Run ``fn(*args)`` off the GUI thread; ``on_done``/``on_error`` run on it. ``long``
+        work (minutes) runs on its own thread, one at a time, in submission order."""
         gen = self._gen.get(channel, 0) + 1
         self._gen[channel] = gen
         if self.synchronous:
@@ -64,7 +70,7 @@ class Bridge:
             # is not enough: while scrubbing, stale decodes queue up faster than they run,
             # and the newest request waits behind all of them.
             previous.cancel()
-        fut = self._pool.submit(fn, *args)
+        fut = (self._long if long else self._pool).submit(fn, *args)
         self._queued[channel] = fut
         # Runs on the worker thread; the relay hands the result to the GUI thread.
         fut.add_done_callback(
@@ -112,3 +118,4 @@ class Bridge:
 
     def shutdown(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
+        self._long.shutdown(wait=False, cancel_futures=True)

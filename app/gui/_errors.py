@@ -24,7 +24,7 @@ class ErrorBoundary:
     def __init__(self, window: QWidget | None = None) -> None:
         self.window = window
         self.last_box: QMessageBox | None = None
-        self._previous = sys.excepthook
+        self._previous = sys.excepthook  # install() takes the hook in force then
 
     def install(self) -> None:
         self._previous = sys.excepthook
@@ -44,11 +44,11 @@ class ErrorBoundary:
             return
         self.show(exc)
 
-    def show(self, exc: BaseException, *, doing: str = "the workbench window") -> QMessageBox:
+    def show(self, exc: BaseException) -> QMessageBox:
         if isinstance(exc, UserError):
             box = QMessageBox(QMessageBox.Icon.Warning, "Cannot do that", str(exc))
         else:
-            path = write_bug_report(exc, where=doing)
+            path = write_bug_report(exc, where="the workbench window")
             box = QMessageBox(
                 QMessageBox.Icon.Critical, "A bug in the workbench", bug_message(exc, path)
             )

@@ -18,8 +18,7 @@ import numpy as np
 from PySide6.QtGui import QImage
 
 from app.gui._bridge import Bridge
-from storage import load_settings
-from storage.media import FrameSource, VideoIndex
+from storage.media import DEFAULT_STORE_CRF, FrameSource, VideoIndex
 
 log = logging.getLogger(__name__)
 
@@ -42,11 +41,9 @@ class FrameFeed:
         store_path: Path | None,
         cache_bytes: int,
         on_frame: Callable[[int, QImage], None],
-        store_crf: int | None = None,
+        store_crf: int = DEFAULT_STORE_CRF,
     ) -> None:
-        """`store_crf` is the seek cache's quality; None takes ``WB_FRAME_STORE_CRF``."""
-        if store_crf is None:
-            store_crf = load_settings().frame_store_crf
+        """`store_crf` is the seek cache's quality (the window passes ``WB_FRAME_STORE_CRF``)."""
         self.index = index
         self._path = path
         self._bridge = bridge

@@ -1,7 +1,8 @@
 """Importing case folders off the GUI thread: indexing every video of a large folder takes
 minutes, and the window must keep drawing (and the annotator keep working) meanwhile.
 
-The import runs on the bridge's executor with its own project connection (a SQLite connection
+The import runs on the bridge's long-work thread (not the threads frames decode on) with its own
+project connection (a SQLite connection
 belongs to one thread at a time); file counts come back to the GUI thread as they happen.
 Folders dropped while one imports wait their turn, so two imports never race for the project.
 """
@@ -37,41 +38,39 @@ class CaseImporter(QObject):
         super().__init__(parent)
         self._bridge = bridge
         self._waiting: deque[tuple[Path, Path]] = deque()
-        self.current: Path | None = None
+        self._current: Path | None = None
 
     def add(self, root: Path, folder: Path) -> None:
         """Import ``folder`` into the project at ``root`` once the imports before it are done."""
         self._waiting.append((root, folder))
         self._next()
 
-    @property
-    def busy(self) -> bool:
-        return self.current is not None
-
     def _next(self) -> None:
-        if self.current is not None or not self._waiting:
+        if self._current is not None or not self._waiting:
             return  # one at a time: the running import starts the next when it ends
         root, folder = self._waiting.popleft()
-        self.current = folder
+        self._current = folder
         self.started.emit(folder)
 
         def steps(done: int, total: int) -> None:  # on the worker thread: no Qt calls here
             self._bridge.post(lambda: self.progress.emit(folder, done, total))
 
         def done(report: ImportReport) -> None:
-            self.current = None
+            self._current = None
             self.imported.emit(root, folder, report)
             self._next()
 
         def error(err: BaseException) -> None:
-            self.current = None
+            self._current = None
             if isinstance(err, UserError):
                 self.failed.emit(folder, err)
             else:  # a bug, not the folder: the error boundary reports it with its traceback
                 self._bridge.fail("import", err)
             self._next()
 
-        self._bridge.submit("import", run_import, root, folder, steps, on_done=done, on_error=error)
+        self._bridge.submit(
+            "import", run_import, root, folder, steps, on_done=done, on_error=error, long=True
+        )
 
 
 __all__ = ["CaseImporter", "run_import"]

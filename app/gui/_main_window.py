@@ -280,14 +280,14 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"Importing {folder.name}: {done} of {total} files")
 
     def _imported(self, root: Path, folder: Path, report: ImportReport) -> None:
-        self.import_bar.setVisible(self.importer.busy)
+        self.import_bar.hide()  # a queued import's `started` shows it again
         project = self.state.project
         if project is not None and project.root == root:  # not if another project opened since
             self.state.project_changed.emit()
         self.statusBar().showMessage(f"Imported {folder.name}: {report.summary()}", 10000)
 
     def _import_failed(self, folder: Path, err: Exception) -> None:
-        self.import_bar.setVisible(self.importer.busy)
+        self.import_bar.hide()
         self.statusBar().clearMessage()
         QMessageBox.warning(self, "Import failed — nothing was changed", str(err))
 

@@ -24,7 +24,7 @@ from judge.loopback._server import (
     completion,
     tool_message,
 )
-from judge.loopback._wire import STAGES, Judge, stage_of, wire_responder
+from judge.loopback._wire import STAGES, body_messages, stage_of, wire_responder
 
 __all__ = [
     "STAGES",
@@ -33,7 +33,6 @@ __all__ = [
     "Delay",
     "Drop",
     "FakeServer",
-    "Judge",
     "Malformed",
     "ModelNotFound",
     "RawJSON",
@@ -43,6 +42,7 @@ __all__ = [
     "Responder",
     "Status",
     "Unauthorized",
+    "body_messages",
     "completion",
     "stage_of",
     "tool_message",

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from judge._api import Tool, ToolCall
-from judge._scripted import perfect_judge
+from judge._api import Message, Tool
+from judge._scripted import Responder, perfect_judge
 from judge.loopback._server import Reply
 
 STAGES = {
@@ -19,8 +19,6 @@ STAGES = {
     "submit_dependencies": "review",
     "submit_vqa": "vqa",
 }
-
-Judge = Callable[[str, list[Any], list[Tool]], ToolCall]
 
 
 def stage_of(body: dict[str, Any]) -> tuple[str, list[Tool]]:
@@ -32,13 +30,25 @@ def stage_of(body: dict[str, Any]) -> tuple[str, list[Tool]]:
     return STAGES[names[0]], tools
 
 
-def wire_responder(judge: Judge | None = None) -> Callable[[dict[str, Any], int], Reply]:
-    """A FakeServer responder that plays ``judge`` (default: all-yes, two subgoals)."""
+def body_messages(body: dict[str, Any]) -> list[Message]:
+    """The texts of an OpenAI-format request, as Messages (images left out)."""
+    out = []
+    for m in body["messages"]:
+        content = m.get("content") or ""
+        if isinstance(content, list):
+            content = "\n".join(p.get("text", "") for p in content if p.get("type") == "text")
+        out.append(Message(m["role"], str(content)))
+    return out
+
+
+def wire_responder(judge: Responder | None = None) -> Callable[[dict[str, Any], int], Reply]:
+    """A FakeServer responder that plays ``judge`` (default: all-yes, two subgoals) on the
+    request's stage, tools and message texts."""
     play = judge or perfect_judge()
 
     def respond(body: dict[str, Any], _n: int) -> Reply:
         stage, tools = stage_of(body)
-        call = play(stage, [], tools)
+        call = play(stage, body_messages(body), tools)
         return Reply(call.name, dict(call.arguments))
 
     return respond

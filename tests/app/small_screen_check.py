@@ -9,7 +9,7 @@ grab of the whole screen (what a person sees, cut at the screen's edge) per work
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -18,44 +18,21 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QPushButton, QWidget
 from pytestqt.qtbot import QtBot
 
-from annotation import Answer
 from app.gui._main_window import MainWindow
-from judge import ModelProfile, queue_judge, save_profile
-from judge.loopback import FakeServer, wire_responder
-from storage import Project, run_worker
+from tests.app.rated import rate_and_judge
 
 SCREEN = (1366, 768)
-GATES = ("T1", "T2", "T3", "P1", "P2", "P3", "P4")
-
-
-def _rate(p: Project, rater: str, video_id: str, fails_at: str | None) -> None:
-    v = p.video(video_id)
-    plan = p.annotations.plan(v.case_id, rater)
-    sg = plan[0] if plan else p.annotations.add_subgoal(v.case_id, rater, source="x", action="y")
-    for gate in GATES:
-        p.annotations.set_answer(
-            video_id, rater, sg.id, gate, Answer.FAIL if gate == fails_at else Answer.PASS
-        )
-        if gate == fails_at:
-            break
+SCREEN_RATERS = {
+    "alice": ("T3", None, "P2"),
+    "bob": ("P4", None, "T2"),
+    "tester": (None, "P3", None),
+}
 
 
 @pytest.fixture
-def demo_like(project_dir: Path) -> Iterator[Path]:
+def demo_like(project_dir: Path) -> Path:
     """Three videos rated by three raters (one is the window's rater) and judged once each."""
-    with FakeServer(wire_responder()) as srv, Project.open(project_dir) as p:
-        save_profile(
-            p.profiles,
-            ModelProfile(name="loop", base_url=srv.base_url, model="fake-vlm", api_key_env=""),
-        )
-        videos = [v.id for v in p.videos()]
-        for k, vid in enumerate(videos):
-            _rate(p, "alice", vid, ("T3", None, "P2")[k % 3])
-            _rate(p, "bob", vid, ("P4", None, "T2")[k % 3])
-            _rate(p, "tester", vid, (None, "P3", None)[k % 3])
-        queue_judge(p, videos, profile="loop")
-        run_worker(project_dir, concurrency=3, drain=True, log=lambda _r: None)
-        yield project_dir
+    return rate_and_judge(project_dir, SCREEN_RATERS)
 
 
 def _problem(w: QWidget, screen: QRect) -> str | None:

@@ -35,5 +35,7 @@ def test_quick_gui_bench_reports_the_build_phase() -> None:
             got = figures["phases"][f"{phase}/{a}"]
             assert got["beats"] > 0 and got["seconds"] > 0, (phase, a)
             assert got["frames_shown_per_s"] >= 0
-    assert figures["build_stall_p50_ms"] <= figures["build_stall_p95_ms"]
-    assert figures["build_stall_p95_ms"] <= figures["build_stall_max_ms"]
+    # once the cache is built, playing and scrubbing show frames (a dropped-everything bug,
+    # e.g. in the bridge's cancelling of superseded requests, would show none)
+    for a in ("play_1x", "scrub", "step_fwd"):
+        assert figures["phases"][f"ready/{a}"]["frames_shown_per_s"] > 0, a

@@ -11,45 +11,13 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 import app.gui._results as results_module
-from annotation import Answer
 from app.gui._main_window import MainWindow
-from judge import ModelProfile, queue_judge, save_profile
-from judge.loopback import FakeServer, wire_responder
-from storage import Project, run_worker
-
-GATES = ("T1", "T2", "T3", "P1", "P2", "P3", "P4")
-
-
-def rate(p: Project, rater: str, video_id: str, fails_at: str | None) -> None:
-    """One subgoal, every gate yes until ``fails_at`` (which is answered no); the walk of that
-    axis ends there, and Physics is answered (all yes) unless t = 0."""
-    v = p.video(video_id)
-    plan = p.annotations.plan(v.case_id, rater)
-    sg = plan[0] if plan else p.annotations.add_subgoal(v.case_id, rater, source="x", action="y")
-    for axis in (GATES[:3], GATES[3:]):
-        for gate in axis:
-            if gate.startswith("P") and fails_at == "T1":
-                return  # t = 0: physics is unattempted
-            answer = Answer.FAIL if gate == fails_at else Answer.PASS
-            p.annotations.set_answer(video_id, rater, sg.id, gate, answer)
-            if gate == fails_at:
-                break
+from tests.app.rated import rate_and_judge
 
 
 @pytest.fixture
 def rated_project(project_dir: Path) -> Path:
-    with FakeServer(wire_responder()) as srv, Project.open(project_dir) as p:
-        save_profile(
-            p.profiles,
-            ModelProfile(name="loop", base_url=srv.base_url, model="fake-vlm", api_key_env=""),
-        )
-        videos = [v.id for v in p.videos()]
-        for k, vid in enumerate(videos):
-            rate(p, "alice", vid, ("T3", None, "P2")[k % 3])
-            rate(p, "bob", vid, ("T2", "P4", None)[k % 3])
-        queue_judge(p, videos, profile="loop")
-        run_worker(project_dir, concurrency=3, drain=True, log=lambda _r: None)
-    return project_dir
+    return rate_and_judge(project_dir, {"alice": ("T3", None, "P2"), "bob": ("T2", "P4", None)})
 
 
 def test_results_workspace(

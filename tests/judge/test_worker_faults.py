@@ -134,8 +134,6 @@ def test_job_killed_on_every_attempt_ends_failed_and_paid_for(
 ) -> None:
     root, log = tmp_path / "p", tmp_path / "worker.log"
     with FakeServer(slow_judge(), expected_key=KEY, models={"fake-vlm"}) as srv:
-        with Project.create(tmp_path / "scratch") as _:
-            pass
         (jid, *rest) = setup_project(root, cases_dir, srv, max_attempts=2)
         with Project.open(root) as p:  # one job is enough: the others are cancelled
             p.jobs.cancel(rest)

@@ -166,7 +166,7 @@ def test_failed_abandoned_and_atomic_finish(env: tuple[Project, str, int]) -> No
     assert runs.get(rid2).status == "running" and runs.trace(rid2).gates == ()
     # A later attempt of the same job abandons the stale run; other jobs' runs are untouched.
     other = start(runs, video, None)
-    assert runs.abandon_stale(video, job_id=job_id) == 1
+    assert runs.end_for_jobs([job_id], "abandoned: a later attempt", abandoned=True) == 1
     assert runs.get(rid2).status == "abandoned" and runs.get(other).status == "running"
     assert [r.id for r in runs.runs(video)] == [rid, rid2, other]
     assert runs.latest(video, status=None) == runs.get(other)

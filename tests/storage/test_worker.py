@@ -291,3 +291,36 @@ def test_library_log_records_and_warnings_become_json_lines(
     messages = {r.get("message") for r in records if r["event"] == "log"}
     assert "reply carried no token usage; booking it" in messages
     assert any("a library deprecation" in (m or "") for m in messages)
+
+
+def test_a_job_learns_its_lease_was_taken_before_its_next_call(
+    project_root: Path, test_kind: AddKind, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Suspended past its lease while another claim took the job, with no heartbeat since (the
+    heartbeat thread starved here): the job's own cancelled() renews, is refused, and says stop
+    before the next model call. Without that check it would go on paying for a lost job."""
+    import storage._worker as worker_module
+
+    monkeypatch.setattr(worker_module._Worker, "_beat", lambda self, project, rec: None)
+    seen: dict[str, bool] = {}
+
+    def victim(ctx: JobContext) -> JobOutcome:
+        seen["fresh"] = ctx.cancelled()
+        with Project.open(ctx.project_root) as p:  # meanwhile, an hour later, a thief claims it
+            seen["stolen"] = Jobs(p.db, clock=lambda: time.time() + 3600).claim("t", 30) is not None
+        seen["lease looks fresh"] = ctx.cancelled()  # no reason to ask the database yet
+        ctx.last_beat -= 3600  # type: ignore[attr-defined]  # as after an hour's suspension
+        seen["after the suspension"] = ctx.cancelled()
+        return JobOutcome(write=lambda p: "mine")
+
+    test_kind("test.victim", victim)
+    (jid,) = enqueue(project_root, "test.victim", [{}])
+    w = Worker(project_root, lease_s=30)
+    wait_for(lambda: "after the suspension" in seen)
+    w.stop.set()
+    stats = w.join()
+    assert seen == {
+        "fresh": False, "stolen": True, "lease looks fresh": False, "after the suspension": True,
+    }  # fmt: skip
+    assert stats.lost == 1 and stats.done == 0
+    assert (job(project_root, jid).lease_owner or "").startswith("t/")

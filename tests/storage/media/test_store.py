@@ -13,7 +13,7 @@ import pytest
 
 from bench._scene import write_scene
 from storage.media import FrameReader, FrameStore, MediaError, VideoIndex, index_video
-from tests.storage.media.conftest import closest_frame, lavfi
+from tests.storage.media.conftest import CLIPS, closest_frame, lavfi
 
 
 @pytest.fixture(scope="module")
@@ -53,19 +53,22 @@ def assert_frames_match(store: FrameStore, exact: np.ndarray, min_psnr: float) -
 TEST_PATTERN_PSNR = 30.0
 
 
-@pytest.mark.parametrize(
-    "name", ["h264_bframes", "vfr", "open_gop", "odd_444", "odd_420", "rotated", "mpegts", "hevc"]
-)
+def check_store(video: Path, out: Path, min_psnr: float) -> VideoIndex:
+    """Build the seek cache of `video` at `out` and check every frame against the exact one."""
+    index = index_video(video)
+    store = FrameStore.build(video, index, out)
+    try:
+        assert_frames_match(store, exact_frames(video, index), min_psnr)
+    finally:
+        store.close()
+    return index
+
+
+@pytest.mark.parametrize("name", CLIPS)
 def test_every_frame_is_its_exact_frame_within_tolerance(
     name: str, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
-    video: Path = request.getfixturevalue(name)
-    index = index_video(video)
-    store = FrameStore.build(video, index, tmp_path / "x.frames")
-    try:
-        assert_frames_match(store, exact_frames(video, index), TEST_PATTERN_PSNR)
-    finally:
-        store.close()
+    check_store(request.getfixturevalue(name), tmp_path / "x.frames", TEST_PATTERN_PSNR)
 
 
 @pytest.mark.parametrize(
@@ -88,12 +91,7 @@ def test_pixel_formats_keep_their_colours(pix_fmt: str, colour: str | None, tmp_
             frame.pict_type = av.video.frame.PictureType.NONE
             out.mux(stream.encode(frame))
         out.mux(stream.encode())
-    index = index_video(video)
-    store = FrameStore.build(video, index, tmp_path / "x.frames")
-    try:
-        assert_frames_match(store, exact_frames(video, index), TEST_PATTERN_PSNR)
-    finally:
-        store.close()
+    check_store(video, tmp_path / "x.frames", TEST_PATTERN_PSNR)
 
 
 @pytest.fixture(scope="module")
@@ -103,14 +101,9 @@ def scene(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_realistic_480p_costs_at_most_60_mb_a_minute(scene: Path, tmp_path: Path) -> None:
-    index = index_video(scene)
-    assert (index.width, index.height, index.frame_count) == (854, 480, 60)
     out = tmp_path / "scene.frames"
-    store = FrameStore.build(scene, index, out)
-    try:
-        assert_frames_match(store, exact_frames(scene, index), 33.0)
-    finally:
-        store.close()
+    index = check_store(scene, out, 33.0)
+    assert (index.width, index.height, index.frame_count) == (854, 480, 60)
     mb_per_minute = out.stat().st_size / 2**20 / (index.duration_s / 60)
     assert mb_per_minute <= 60, f"{mb_per_minute:.0f} MB per minute"
 
