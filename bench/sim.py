@@ -30,8 +30,12 @@ from typing import Any
 
 # The repository first: this file is bench/sim.py and would shadow the `sim` package.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-os.environ.setdefault("MUJOCO_GL", "egl")
 
+from sim.gl import require_rendering
+
+require_rendering()  # chooses MUJOCO_GL as every command that renders does, before MuJoCo loads
+
+# ruff: noqa: E402  (the imports below must follow the GL choice)
 import mujoco
 import numpy as np
 

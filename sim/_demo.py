@@ -28,11 +28,11 @@ def build_demo_project(
     """Generate the demo cases (and episodes) into ``project_dir`` (created if missing).
 
     With ``simulate`` the MuJoCo episodes need a working OpenGL platform: that is checked
-    first, so a machine that cannot render gets :class:`~sim.mujoco.RenderUnavailableError`
+    first, so a machine that cannot render gets :class:`~sim.gl.RenderUnavailableError`
     before anything is written (no half-built project).
     """
     if simulate:
-        from sim.mujoco import require_rendering
+        from sim.gl import require_rendering
 
         require_rendering()
     from sim.episode import write_sim_cases

@@ -70,7 +70,7 @@ def run(
     if videos and mode == "symbolic":
         raise click.UsageError("the symbolic mode renders nothing; use --mode physics for video")
     if videos:  # before MuJoCo is loaded (so the platform can still be chosen) and any writing
-        from sim.mujoco import require_rendering
+        from sim.gl import require_rendering
 
         require_rendering()
     bound = open_scenario(scenario)

@@ -14,7 +14,7 @@ from sim.episode._build import (
     replay_episode,
     run_episode,
 )
-from sim.episode._demo import SIM_CASES, write_sim_cases
+from sim.episode._demo import write_sim_cases
 from sim.episode._runner import EpisodeRunner, RunState, Sink
 from sim.episode._sinks import SqliteSink, VideoSink
 from sim.episode._trace import (
@@ -30,7 +30,6 @@ __all__ = [
     "ARMS",
     "MODES",
     "RUN_STATUSES",
-    "SIM_CASES",
     "ActionEntry",
     "Agent",
     "AnomalyEntry",

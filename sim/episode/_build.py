@@ -15,7 +15,8 @@ from typing import Any
 
 from sim.episode._agents import Agent, ReplayAgent, ScriptedAgent
 from sim.episode._runner import EpisodeRunner, Sink
-from sim.episode._sinks import SqliteSink, VideoSink
+from sim.episode._sinks import SqliteSink, VideoSink, motion_version
+from sim.gl import require_rendering
 from sim.scenario import BoundScenario, ScenarioError, bind, resolve, schedule_from_json
 from sim.world import Action, SceneInfo, World
 from storage import EpisodeError, EpisodeRecord, Project
@@ -30,13 +31,6 @@ def scene_info(family: str) -> SceneInfo:
     from sim.mujoco import load_scene_info
 
     return load_scene_info(family)
-
-
-def _require_rendering() -> None:
-    """Refuse before an episode row or a video is written when nothing can render a frame."""
-    from sim.mujoco import require_rendering
-
-    require_rendering()
 
 
 def open_scenario(ref: str) -> BoundScenario:
@@ -77,13 +71,6 @@ class Episode:
     video_shas: dict[str, str]
 
 
-def _motion_version() -> int:
-    """The arm controller's motion version (imports MuJoCo: physics episodes only)."""
-    from sim.mujoco import MOTION_VERSION
-
-    return int(MOTION_VERSION)
-
-
 def run_episode(
     bound: BoundScenario,
     *,
@@ -99,14 +86,12 @@ def run_episode(
 ) -> Episode:
     """Run one episode to the end, recording into ``project`` when given."""
     if videos:
-        _require_rendering()
+        require_rendering()  # a check: open_scenario has loaded MuJoCo already
     world = make_world(bound, mode, arm=arm)
     sinks: list[Sink] = []
     db: SqliteSink | None = None
     if project is not None:
         config: dict[str, Any] = {"anomalies": anomalies, "videos": list(videos), "arm": arm}
-        if mode == "physics":
-            config["motion"] = _motion_version()
         db = SqliteSink(project, agent=agent, mode=mode, reference=reference, config=config)
         sinks.append(db)
     video_sinks = [VideoSink(cam, size=video_size, db=db) for cam in videos]
@@ -143,10 +128,11 @@ def recorded(
     ep = project.episodes.get(episode_id)
     if ep.mode.value == "physics":
         recorded_motion = int(ep.config.get("motion", 1))  # episodes before v2 did not say
-        if recorded_motion != _motion_version():
+        current = motion_version()
+        if recorded_motion != current:
             raise EpisodeError(
                 f"episode {ep.id[:8]} was recorded with arm motion v{recorded_motion}; this "
-                f"workbench moves the arm differently (v{_motion_version()}), so its ticks "
+                f"workbench moves the arm differently (v{current}), so its ticks "
                 "cannot be reproduced: run its scenario again to get a replayable episode"
             )
     source = str(ep.config.get("source", ep.scenario))
@@ -215,7 +201,7 @@ def fork_episode(
     reproduces the original's hashes; other deciders arrive with issues 6–8).
     """
     if videos:
-        _require_rendering()
+        require_rendering()  # a check: open_scenario has loaded MuJoCo already
     ep, bound, decisions = recorded(project, episode_id)
     if not 0 <= tick <= ep.ticks:
         raise EpisodeError(f"tick {tick} is outside episode {ep.id[:8]} (0–{ep.ticks})")
@@ -236,8 +222,7 @@ def fork_episode(
         project,
         agent="replay",
         mode=ep.mode.value,
-        config={"anomalies": ep.config.get("anomalies", True), "forked_from": ep.id, "arm": arm}
-        | ({"motion": _motion_version()} if ep.mode.value == "physics" else {}),
+        config={"anomalies": ep.config.get("anomalies", True), "forked_from": ep.id, "arm": arm},
         parent_id=ep.id,
         fork_tick=tick,
     )

@@ -49,6 +49,13 @@ def action_record(e: ActionEntry) -> ActionRecord:
     )
 
 
+def motion_version() -> int:
+    """The arm controller's motion version (imports MuJoCo: physics episodes only)."""
+    from sim.mujoco import MOTION_VERSION
+
+    return int(MOTION_VERSION)
+
+
 class SqliteSink:
     """Writes an episode into ``project.episodes``; ``episode_id`` is set at start."""
 
@@ -69,6 +76,8 @@ class SqliteSink:
         self.mode = mode
         self.reference = reference
         self.config = dict(config or {})
+        if mode == "physics":  # what replay must match to reproduce the arm's every tick
+            self.config["motion"] = motion_version()
         self.parent_id = parent_id
         self.fork_tick = fork_tick
         self.batch = batch

@@ -210,12 +210,11 @@ def bind_arm(model: mujoco.MjModel, spec: ArmSpec, prefix: str = "") -> ArmBindi
         raise ArmSpecError(f"{file}: the spec lists no arm joints")
     if not spec.gripper_actuators:
         # the names a lab would pick from: actuators that do not drive one of the arm joints
+        driving = {mujoco.mj_id2name(model, obj.mjOBJ_ACTUATOR, a) for a in acts}
         others = [
-            name[len(prefix) :]
-            for a in range(model.nu)
-            if a not in acts
-            and (name := mujoco.mj_id2name(model, obj.mjOBJ_ACTUATOR, a) or "").startswith(prefix)
-            and name
+            name
+            for name in _names(model, obj.mjOBJ_ACTUATOR, model.nu, prefix)
+            if prefix + name not in driving
         ]
         raise ArmSpecError(
             f"{file}: a gripper actuator is required, and the spec names none "

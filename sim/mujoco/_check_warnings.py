@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import mujoco  # type: ignore[import-untyped]
 
-PREFIX = "arm/"  # compose() attaches the arm under this prefix
+from sim.mujoco._compose import ARM_PREFIX
 
 
 @dataclass
@@ -51,16 +51,16 @@ def _dof_place(scene: mujoco.MjModel, dof: int) -> str:
         return f"DOF {dof}"
     joint = mujoco.mj_id2name(scene, mujoco.mjtObj.mjOBJ_JOINT, int(scene.dof_jntid[dof])) or ""
     if joint:
-        return f"joint {joint.removeprefix(PREFIX)!r}"
+        return f"joint {joint.removeprefix(ARM_PREFIX)!r}"
     body = mujoco.mj_id2name(scene, mujoco.mjtObj.mjOBJ_BODY, int(scene.dof_bodyid[dof])) or ""
-    return f"the joint of body {body.removeprefix(PREFIX)!r}" if body else f"DOF {dof}"
+    return f"the joint of body {body.removeprefix(ARM_PREFIX)!r}" if body else f"DOF {dof}"
 
 
 def _actuator(scene: mujoco.MjModel, act: int) -> str:
     name = ""
     if 0 <= act < scene.nu:
         name = mujoco.mj_id2name(scene, mujoco.mjtObj.mjOBJ_ACTUATOR, act) or ""
-    return f"actuator {name.removeprefix(PREFIX)!r}" if name else f"actuator {act}"
+    return f"actuator {name.removeprefix(ARM_PREFIX)!r}" if name else f"actuator {act}"
 
 
 def _kind_and_line(scene: mujoco.MjModel, message: str) -> tuple[str, str]:

@@ -18,6 +18,8 @@ import mujoco  # type: ignore[import-untyped]
 
 from sim.mujoco._arm import ArmBinding, ArmSpec, ArmSpecError, bind_arm
 
+ARM_PREFIX = "arm/"  # the arm's names in a composed scene start with this
+
 
 def _one_line(exc: Exception) -> str:
     """MuJoCo's message on one line (it keeps the line number: "... line 12")."""
@@ -61,7 +63,7 @@ def compose_spec(
     arm: ArmSpec,
     *,
     mount_site: str = "arm_mount",
-    prefix: str = "arm/",
+    prefix: str = ARM_PREFIX,
 ) -> mujoco.MjSpec:
     """The scene with the arm attached, not yet compiled (so a caller can add to it)."""
     scene = load_spec(scene_xml)
@@ -84,7 +86,7 @@ def compose(
     arm: ArmSpec,
     *,
     mount_site: str = "arm_mount",
-    prefix: str = "arm/",
+    prefix: str = ARM_PREFIX,
 ) -> tuple[mujoco.MjModel, ArmBinding]:
     """Compile the scene with the arm attached at ``mount_site`` and bind the arm's names."""
     spec = compose_spec(scene_xml, arm, mount_site=mount_site, prefix=prefix)

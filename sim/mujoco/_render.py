@@ -2,7 +2,7 @@
 
 Creating a ``mujoco.Renderer`` opens a GL context, which costs far more than a frame, so renderers
 are kept per (width, height) until :meth:`Views.close`. The GL platform is chosen before mujoco
-is imported (:mod:`sim.mujoco._gl`); commands that render call ``require_rendering`` before they
+is imported (:mod:`sim.gl`); commands that render call ``require_rendering`` before they
 write anything, so a context that fails here is a platform that broke since. Heaters that are on
 glow: a geom named ``<object>_glow`` is drawn bright while the object's ``on`` attribute holds.
 """
@@ -13,8 +13,8 @@ import mujoco  # type: ignore[import-untyped]
 import numpy as np
 from numpy.typing import NDArray
 
+from sim.gl import INSTALL, RenderUnavailableError, describe, loaded_platform
 from sim.mujoco._arm import subtree
-from sim.mujoco._gl import INSTALL, RenderUnavailableError, loaded_platform
 from sim.mujoco._index import SceneIndex
 from sim.world import SceneGraph
 
@@ -49,10 +49,10 @@ class Views:
                 renderer = mujoco.Renderer(self.model, height, width)
             except Exception as exc:  # GL context failures come as several exception types
                 platform = loaded_platform() or ""
-                name = f"MUJOCO_GL={platform}" if platform else "MuJoCo's default platform"
                 hint = INSTALL.get(platform, INSTALL["egl"])
                 raise RenderUnavailableError(
-                    f"cannot open an offscreen OpenGL context with {name} ({exc}); install {hint}"
+                    f"cannot open an offscreen OpenGL context with {describe(platform)} ({exc}); "
+                    f"install {hint}"
                 ) from exc
             # Planar reflections double the cost of a frame under software GL (llvmpipe) and
             # add nothing a rater needs; shadows stay: they show contact and height.

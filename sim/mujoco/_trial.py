@@ -18,7 +18,7 @@ import mujoco  # type: ignore[import-untyped]
 import numpy as np
 
 from sim.mujoco._arm import ArmBinding, ArmSpec, bind_arm
-from sim.mujoco._compose import compile_spec, compose_spec
+from sim.mujoco._compose import ARM_PREFIX, compile_spec, compose_spec
 from sim.mujoco._controller import Controller
 from sim.mujoco._ctl_scene import body_box, touching
 
@@ -69,7 +69,7 @@ def random_layout(rng: np.random.Generator) -> Layout:
 
 
 def build(arm: ArmSpec, layout: Layout) -> tuple[mujoco.MjModel, ArmBinding]:
-    prefix = "arm/"
+    prefix = ARM_PREFIX
     spec = compose_spec(CHECK_TABLE, arm, prefix=prefix)
     for name, (x, y, yaw, hx, hy, hz) in zip(BOXES, layout.boxes, strict=True):
         body = spec.body(name)
@@ -80,7 +80,7 @@ def build(arm: ArmSpec, layout: Layout) -> tuple[mujoco.MjModel, ArmBinding]:
     return model, bind_arm(model, arm, prefix)
 
 
-def home_data(model: mujoco.MjModel, prefix: str = "arm/") -> mujoco.MjData:
+def home_data(model: mujoco.MjModel, prefix: str = ARM_PREFIX) -> mujoco.MjData:
     data = mujoco.MjData(model)
     key = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, prefix + "home")
     if key >= 0:

@@ -9,11 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from sim.mujoco import RenderUnavailableError
-from sim.mujoco._gl import candidates
+from sim.gl import RenderUnavailableError, candidates
 from tests.gl_env import EGL_LIBS, GL_LIBS, OSMESA_LIBS, headless, hide_libraries, python
 
-CHOOSE = "from sim.mujoco import require_rendering; print(require_rendering())"
+CHOOSE = "from sim.gl import require_rendering; print(require_rendering())"
 
 
 def test_the_order_of_candidates() -> None:
@@ -25,10 +24,10 @@ def test_the_order_of_candidates() -> None:
 
 
 def test_without_display_or_mujoco_gl_egl_is_chosen_before_mujoco_loads() -> None:
-    code = "import sys, sim.mujoco; print('mujoco' in sys.modules); " + CHOOSE
+    code = "import sys, sim.gl; print('mujoco' in sys.modules); " + CHOOSE
     out = python(code, headless())
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["False", "egl"]  # importing sim.mujoco loads no MuJoCo yet
+    assert out.stdout.split() == ["False", "egl"]  # importing sim.gl loads no MuJoCo
 
 
 def test_a_display_that_answers_is_used_with_glfw() -> None:
@@ -49,7 +48,8 @@ def test_a_display_that_does_not_answer_falls_back_to_egl() -> None:
 def test_gl_removed_entirely_is_one_error_naming_what_to_install(tmp_path: Path) -> None:
     env = hide_libraries(headless(), tmp_path / "libs", EGL_LIBS + GL_LIBS + OSMESA_LIBS)
     code = (
-        "from sim.mujoco import WB6, RenderUnavailableError, require_rendering\n"  # MuJoCo loads
+        "from sim.mujoco import WB6\n"  # MuJoCo loads first
+        "from sim.gl import RenderUnavailableError, require_rendering\n"
         "try:\n    require_rendering()\nexcept RenderUnavailableError as e:\n    print(e)\n"
     )
     out = python(code, env)
@@ -79,3 +79,22 @@ def test_an_explicit_platform_is_not_replaced(tmp_path: Path) -> None:
     last = out.stderr.strip().splitlines()[-1]
     assert out.returncode == 1 and "MUJOCO_GL=osmesa opens no OpenGL context" in last
     assert "libosmesa6" in last and "or unset MUJOCO_GL" in last  # EGL works, but was not asked
+
+
+def test_a_refusal_is_remembered_not_probed_again(tmp_path: Path) -> None:
+    # libEGL loads but has no driver: only a probe (a child process) can tell, so a second
+    # question must be answered from the first refusal, not by probing again
+    env = hide_libraries(
+        headless(__EGL_VENDOR_LIBRARY_DIRS=str(tmp_path / "none")), tmp_path / "libs", OSMESA_LIBS
+    )
+    code = (
+        "import subprocess, sim.gl as gl\n"
+        "for attempt in ('first', 'again'):\n"
+        "    try:\n        gl.require_rendering()\n"
+        "    except gl.RenderUnavailableError as e:\n        print(attempt, 'refused')\n"
+        "    def no_probe(*a, **k):\n        raise AssertionError('probed again')\n"
+        "    subprocess.run = no_probe\n"
+    )
+    out = python(code, env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["first", "refused", "again", "refused"]

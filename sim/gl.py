@@ -14,11 +14,12 @@ most commands never render:
 - :func:`prefer_platform` runs when ``sim.mujoco`` is imported, before anything imports
   ``mujoco``, and sets the first candidate whose libraries load: cheap, no context. A platform
   whose library is missing must never be set, because ``import mujoco`` itself then fails.
-- :func:`require_rendering` runs in every command that renders, before it writes anything (and
-  in the GUI before it opens a MuJoCo view): for each candidate in turn a child process opens a
-  context and renders one frame, and the first that works is kept. When none does it raises
-  :class:`RenderUnavailableError`, naming what to install. A child process, because a broken
-  driver can abort the process that tries it.
+- :func:`require_rendering` runs in every command that renders, before it writes anything and
+  before it imports ``sim.mujoco`` (the GUI's MuJoCo view, when it comes, must call it too):
+  for each candidate in turn a child process opens a context and renders one frame, and the
+  first that works is kept. When none does it raises :class:`RenderUnavailableError`, naming
+  what to install; the answer, either way, holds for the rest of the process. A child process,
+  because a broken driver can abort the process that tries it.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ _USER_CHOICE = os.environ.get("MUJOCO_GL")  # before prefer_platform can set it
 _USER_PYOPENGL = os.environ.get("PYOPENGL_PLATFORM")  # before a mujoco backend sets it
 _lock = threading.Lock()
 _verified: str | None = None
+_refused: RenderUnavailableError | None = None
 
 
 class RenderUnavailableError(UserError, RuntimeError):
@@ -151,7 +153,8 @@ def _why_not(platform: str, *, fresh: bool = False) -> str | None:
     return _probe(platform, fresh=fresh)
 
 
-def _label(platform: str) -> str:
+def describe(platform: str) -> str:
+    """How messages name a platform (``""`` is MuJoCo's own default)."""
     return f"MUJOCO_GL={platform}" if platform else "MuJoCo's default OpenGL platform"
 
 
@@ -160,7 +163,7 @@ def _refusal(tried: Mapping[str, str]) -> str:
         ((platform, reason),) = tried.items()
         hint = INSTALL.get(platform, "an OpenGL driver")
         return (
-            f"MuJoCo cannot render: {_label(platform)} opens no OpenGL context here ({reason}); "
+            f"MuJoCo cannot render: {describe(platform)} opens no OpenGL context here ({reason}); "
             f"install {hint}" + (", or unset MUJOCO_GL" if _USER_CHOICE else "")
         )
     names = ", ".join(f"{p or 'default'}: {r}" for p, r in tried.items())
@@ -197,7 +200,7 @@ def _choose() -> str:
             why = _why_not(other, fresh=True)
             if why is None:
                 raise RenderUnavailableError(
-                    f"MuJoCo cannot render: it was imported with {_label(loaded)} before the "
+                    f"MuJoCo cannot render: it was imported with {describe(loaded)} before the "
                     f"workbench chose, and that opens no OpenGL context here ({reason}); "
                     f"{other} works: set MUJOCO_GL={other}"
                 )
@@ -217,10 +220,16 @@ def require_rendering() -> str:
     sets ``MUJOCO_GL`` to it. Once ``mujoco`` is imported only its platform can be checked.
     Raises :class:`RenderUnavailableError` (a ``UserError``: one line, what to install).
     """
-    global _verified
+    global _verified, _refused
     with _lock:
+        if _refused is not None:  # the answer does not change within a process: no new probes
+            raise RenderUnavailableError(str(_refused))
         if _verified is None:
-            _verified = _choose()
+            try:
+                _verified = _choose()
+            except RenderUnavailableError as err:
+                _refused = err
+                raise
         return _verified
 
 
@@ -228,6 +237,7 @@ __all__ = [
     "INSTALL",
     "RenderUnavailableError",
     "candidates",
+    "describe",
     "loaded_platform",
     "prefer_platform",
     "require_rendering",
