@@ -61,6 +61,13 @@ def _known(gate: str) -> None:
         raise GateRuleError(gate, f"unknown gate {gate!r}; expected one of {', '.join(GATES_ALL)}")
 
 
+def _valid(gate: str, answer: Answer | None) -> None:
+    """The gate exists and can ever take this answer (N/A only at P1), whatever else is given."""
+    _known(gate)
+    if answer is Answer.NA and gate != "P1":
+        raise GateRuleError(gate, f"{gate} cannot be N/A: N/A is allowed only at P1")
+
+
 def _blocker(
     answers: Mapping[str, Answer], gate: str, mode: GateMode, *, pending_blocks: bool
 ) -> str | None:
@@ -105,11 +112,9 @@ def check_answer(
     ``answers`` are the subgoal's recorded answers (gate id → answer). Clearing (``None``) is
     always allowed: it cannot create an answer the rubric refuses.
     """
-    _known(gate)
+    _valid(gate, answer)
     if answer is None:
         return
-    if answer is Answer.NA and gate != "P1":
-        raise GateRuleError(gate, f"{gate} cannot be N/A: N/A is allowed only at P1")
     why = _blocker(answers, gate, mode, pending_blocks=True)
     if why is not None:
         raise GateRuleError(gate, why)
@@ -141,10 +146,8 @@ def check_answers(answers: Mapping[str, Answer], *, mode: GateMode = GateMode.GA
     """Raise :class:`GateRuleError` for the first answer of a whole stored set that the rubric
     forbids (an unknown gate, N/A after P1, an answer after a "no", physics when t = 0)."""
     for gate, answer in answers.items():
-        _known(gate)
-        if answer is Answer.NA and gate != "P1":
-            raise GateRuleError(gate, f"{gate} cannot be N/A: N/A is allowed only at P1")
-    for gate in blocked_answers(answers, mode=mode):
-        why = _blocker(answers, gate, mode, pending_blocks=False)
-        assert why is not None
-        raise GateRuleError(gate, why)
+        _valid(gate, answer)
+    for gate in GATES_ALL:
+        why = _blocker(answers, gate, mode, pending_blocks=False) if gate in answers else None
+        if why is not None:
+            raise GateRuleError(gate, why)

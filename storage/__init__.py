@@ -5,6 +5,9 @@ from storage._agreement_report import (
     AgreementReport,
     NoRatingsError,
     agreement_report,
+    disagreements,
+    evaluator,
+    rated_panel,
     rubric_ablation,
 )
 from storage._annotations import AnnotationError, Annotations
@@ -200,6 +203,8 @@ __all__ = [
     "blind_copy",
     "bundle_origin",
     "collect",
+    "disagreements",
+    "evaluator",
     "export_assignment",
     "export_work",
     "find_case_folders",
@@ -211,6 +216,7 @@ __all__ = [
     "load_panel",
     "load_settings",
     "open_assignment",
+    "rated_panel",
     "read_case_file",
     "register",
     "rubric_ablation",

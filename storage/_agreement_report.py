@@ -18,6 +18,7 @@ from annotation import (
     AblationTable,
     AgreementTable,
     DisagreementQueue,
+    Evaluator,
     Leaderboard,
     UserError,
     ablation_table,
@@ -41,17 +42,50 @@ class NoRatingsError(AgreementError):
     """Nothing to compute: the project (or study) has no rating the statistic can use."""
 
 
+def evaluator(data: ProjectPanel, name: str | None) -> Evaluator | None:
+    """The judge evaluator called ``name`` (None: the first, or None if there is no judge).
+
+    Raises:
+        AgreementError: no evaluator of that name on these videos (the known ones are listed).
+    """
+    evs = {e.name: e for e in data.evaluators}
+    if name is None:
+        return next(iter(evs.values()), None)
+    if name not in evs:
+        known = ", ".join(evs) or "none: no finished judge run on these videos"
+        raise AgreementError(f"no evaluator {name!r} (known: {known})")
+    return evs[name]
+
+
+def rated_panel(project: Project, *, study_id: str | None = None) -> ProjectPanel:
+    """The project's (or a study's) rated panel.
+
+    Raises:
+        StudyError: ``study_id`` is not a study of this project.
+        NoRatingsError: No video of the selection has a complete human rating.
+    """
+    data = load_panel(project, study_id=study_id)
+    if not any(data.raters):
+        raise NoRatingsError(_no_ratings(data.panel.n_videos, study_id))
+    return data
+
+
+def disagreements(
+    data: ProjectPanel, judge: str | None = None, *, human_success: HumanSuccess = "rated"
+) -> DisagreementQueue:
+    """The disagreement queue against one judge (default: the first; none: humans only)."""
+    ev = evaluator(data, judge)
+    return disagreement_queue(data.panel, ev, human_success=human_success)
+
+
 @dataclass(frozen=True, eq=False)
 class AgreementReport:
-    """The panel and every figure computed from it.
-
-    ``agreement`` and ``leaderboard`` are None when only the queue was asked for (no bootstrap).
-    """
+    """The panel and every figure computed from it."""
 
     data: ProjectPanel
     consensus: dict[str, FloatArray]
-    agreement: AgreementTable | None
-    leaderboard: Leaderboard | None
+    agreement: AgreementTable
+    leaderboard: Leaderboard
     human_success: HumanSuccess
     study_id: str | None = None
 
@@ -60,14 +94,29 @@ class AgreementReport:
         """Videos with at least one complete human rating."""
         return sum(1 for r in self.data.raters if r)
 
-    def disagreements(self, evaluator: str | None = None) -> DisagreementQueue:
+    def disagreements(self, judge: str | None = None) -> DisagreementQueue:
         """The disagreement queue against one judge (default: the first; none: humans only)."""
-        evs = {e.name: e for e in self.data.evaluators}
-        if evaluator is not None and evaluator not in evs:
-            known = ", ".join(evs) or "none: no finished judge run on these videos"
-            raise AgreementError(f"no judge evaluator {evaluator!r} (known: {known})")
-        ev = evs[evaluator] if evaluator is not None else next(iter(evs.values()), None)
-        return disagreement_queue(self.data.panel, ev, human_success=self.human_success)
+        return disagreements(self.data, judge, human_success=self.human_success)
+
+    def describe(self) -> list[str]:
+        """What was computed, in words: the sample, the judges, the resamples, seed and level."""
+        data, table = self.data, self.agreement
+        n = data.panel.n_videos
+        where = "this project" if self.study_id is None else f"study {self.study_id!r}'s panel"
+        judges = ", ".join(e.name for e in data.evaluators)
+        first = (
+            f"Agreement on {n} video{'s' if n != 1 else ''} of {where} ({self.n_rated} rated by "
+            f"humans) · {'judges: ' + judges if judges else 'no judge runs'}"
+        )
+        cases = int(np.unique(data.panel.case_ids).size)
+        how = (
+            f"{100 * table.ci:g}% case-bootstrap percentile intervals from {table.n_boot:,} "
+            f"resamples of {cases} case{'s' if cases != 1 else ''} (seed {table.seed})"
+            if table.n_boot
+            else "point estimates only (no resamples: no intervals)"
+        )
+        rule = "as rated" if self.human_success == "rated" else "set to the rubric maximum"
+        return [first, f"{how}; Human (+) recordings {rule}"]
 
 
 def agreement_report(
@@ -77,28 +126,22 @@ def agreement_report(
     human_success: HumanSuccess = "rated",
     n_boot: int = 1000,
     seed: int = 0,
-    tables: bool = True,
 ) -> AgreementReport:
-    """Load the ratings and compute the agreement table and the leaderboard (``tables``).
+    """Load the ratings and compute the agreement table and the leaderboard.
 
     Raises:
         StudyError: ``study_id`` is not a study of this project.
         NoRatingsError: No video of the selection has a complete human rating.
     """
-    data = load_panel(project, study_id=study_id)
-    if not any(data.raters):
-        raise NoRatingsError(_no_ratings(data.panel.n_videos, study_id))
-    table: AgreementTable | None = None
-    board: Leaderboard | None = None
-    if tables:
-        panel, evs = data.panel, data.evaluators
-        table = agreement_table(panel, evs, human_success=human_success, n_boot=n_boot, seed=seed)
-        board = leaderboard(panel, evs, human_success=human_success, n_boot=n_boot, seed=seed)
+    data = rated_panel(project, study_id=study_id)
+    panel, evs = data.panel, data.evaluators
     return AgreementReport(
         data=data,
-        consensus=panel_consensus(data.panel, human_success=human_success),
-        agreement=table,
-        leaderboard=board,
+        consensus=panel_consensus(panel, human_success=human_success),
+        agreement=agreement_table(
+            panel, evs, human_success=human_success, n_boot=n_boot, seed=seed
+        ),
+        leaderboard=leaderboard(panel, evs, human_success=human_success, n_boot=n_boot, seed=seed),
         human_success=human_success,
         study_id=study_id,
     )

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import sqlite_utils
@@ -183,9 +184,14 @@ def plan_merge(
     return plan
 
 
+def _merged(current: Items, plan: MergePlan) -> Items:
+    """The items as they would be after the merge."""
+    return {k: v for k, v in current.items() if k not in plan.removes} | plan.writes
+
+
 def _check_dangling(plan: MergePlan, current: Items, scope: Mapping[str, str]) -> None:
     """A plan that shrinks must not leave the lead's own decisions pointing at dropped subgoals."""
-    final = {k: v for k, v in current.items() if k not in plan.removes} | plan.writes
+    final = _merged(current, plan)
     length = {k.split("/", 1)[1]: len(v) for k, v in final.items() if k.startswith("plan/")}
     clashing = {c.item for c in plan.conflicts}
     for key, value in final.items():
@@ -234,11 +240,11 @@ def outside_conflicts(
     return out
 
 
-def check_gate_rules(current: Items, plan: MergePlan, mode: GateMode) -> None:
-    """Raise :class:`annotation.GateRuleError`, naming the item, if a subgoal the merge changes
-    would end up with an answer the rubric forbids (after a "no", physics at t = 0, N/A after P1).
-    """
-    final = {k: v for k, v in current.items() if k not in plan.removes} | plan.writes
+def check_gate_rules(current: Items, plan: MergePlan, mode: GateMode, *, where: Path) -> None:
+    """Raise :class:`annotation.GateRuleError`, naming the bundle and the item, if a subgoal the
+    merge changes would end up with an answer the rubric forbids (after a "no", physics at
+    t = 0, N/A after P1)."""
+    final = _merged(current, plan)
     touched = {tuple(k.split("/")[1:3]) for k in [*plan.writes, *plan.removes] if k[:5] == "gate/"}
     subgoals: dict[tuple[str, ...], dict[str, Answer]] = {}
     for key, value in final.items():
@@ -249,7 +255,8 @@ def check_gate_rules(current: Items, plan: MergePlan, mode: GateMode) -> None:
         try:
             check_answers(answers, mode=mode)
         except GateRuleError as e:
-            raise GateRuleError(e.gate, f"{vid} S{pos} {e.gate}: {e}") from None
+            item = label(f"gate/{vid}/{pos}/{e.gate}")
+            raise GateRuleError(e.gate, f"{where}: {item}: {e}; nothing was imported") from None
 
 
 # ---- applying ---------------------------------------------------------------------------------

@@ -16,8 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from annotation import GateRuleError
-from storage._annotations import Annotations
 from storage._bundle_format import PAYLOAD, BundleError, WorkPayload, read_bundle, write_bundle
 from storage._bundle_merge import (
     Conflict,
@@ -30,7 +28,7 @@ from storage._bundle_merge import (
 )
 from storage._bundles import SCHEMA_VERSION, bundle_origin, case_token
 from storage._db import write
-from storage._history import History, now
+from storage._history import now
 from storage._project import Project
 from storage._study_calibration import StudyError
 
@@ -196,10 +194,7 @@ def import_work(project: Project, bundle: Path) -> MergeReport:
             )
             if plan.conflicts:
                 raise MergeConflictError(report)
-            try:
-                check_gate_rules(current, plan, Annotations(db, History(db)).gate_mode())
-            except GateRuleError as e:
-                raise GateRuleError(e.gate, f"{path}: {e}; nothing was imported") from None
+            check_gate_rules(current, plan, project.annotations.gate_mode(), where=path)
             apply_merge(db, m.rater_id, scope, plan, incoming)
             summary = {
                 "created_at": m.created_at,

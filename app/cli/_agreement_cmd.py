@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import math
 import sys
@@ -13,7 +14,13 @@ from typing import TYPE_CHECKING, Literal
 import click
 
 if TYPE_CHECKING:
-    from storage import AgreementReport
+    from storage import ProjectPanel
+
+
+# the agreement rows' CSV header: AgreementRow's fields and the reason a row is empty
+AGREEMENT_COLUMNS = (
+    "group", "evaluator", "axis", "metric", "estimate", "ci_low", "ci_high", "n", "why_empty",
+)  # fmt: skip
 
 
 def _clean(v: object) -> object:
@@ -58,39 +65,35 @@ def agreement(
 ) -> None:
     """Human–human reliability and judge–human agreement, with 95% case-bootstrap CIs."""
     from annotation import coverage_table, paired_difference
-    from storage import Project, agreement_report
+    from storage import Project, agreement_report, evaluator, rated_panel
 
     hs: Literal["rated", "max"] = "max" if human_success == "max" else "rated"
+    if disagreements:  # no bootstrap: the queue needs only the panel
+        with Project.open(project_dir) as project:
+            panel_data = rated_panel(project, study_id=study_id)
+        _print_queue(panel_data, study_id, hs, judge_name, as_json, csv_out)
+        return
     with Project.open(project_dir) as project:
         report = agreement_report(
-            project, study_id=study_id, human_success=hs, n_boot=n_boot, seed=seed,
-            tables=not disagreements,
-        )  # fmt: skip
+            project, study_id=study_id, human_success=hs, n_boot=n_boot, seed=seed
+        )
     data = report.data
-    if disagreements:
-        _print_queue(report, judge_name, as_json, csv_out)
-        return
-    assert report.agreement is not None and report.leaderboard is not None
     rows = [
         {k: _clean(v) for k, v in r.as_dict().items()} | {"why_empty": r.why_empty()}
         for r in report.agreement.rows
     ]
     deltas = []
     if paired:
-        by_name = {e.name: e for e in data.evaluators}
-        missing = [n for n in paired if n not in by_name]
-        if missing:
-            known = ", ".join(by_name) or "none"
-            raise click.BadParameter(f"no evaluator {missing[0]!r} (known: {known})")
+        a, b = (evaluator(data, name) for name in paired)
+        assert a is not None and b is not None  # named, so found or refused
         for axis in ("task", "physics", "final"):
             for metric in ("r", "ccc", "mae", "bias"):
                 d = paired_difference(
-                    data.panel, by_name[paired[0]], by_name[paired[1]], metric, axis,
-                    human_success=hs, n_boot=n_boot, seed=seed,
-                )  # fmt: skip
+                    data.panel, a, b, metric, axis, human_success=hs, n_boot=n_boot, seed=seed
+                )
                 deltas.append({k: _clean(v) for k, v in d.as_dict().items()})
     if csv_out is not None:
-        _write_csv(csv_out, rows)
+        _write_csv(csv_out, rows, AGREEMENT_COLUMNS)
     if as_json:
         out = {
             "videos": data.panel.n_videos,
@@ -116,7 +119,7 @@ def agreement(
         }
         sys.stdout.write(json.dumps(out) + "\n")
         return
-    for line in _header(report, n_boot, seed):
+    for line in report.describe():
         click.echo(line)
     click.echo(f"{'group':<32} {'evaluator':<24} {'axis':<8} {'metric':<10} estimate [CI]  n")
     for r in rows:
@@ -135,44 +138,27 @@ def agreement(
                    f"{row['metric']}: {delta}{ci}  n={row['n']}")  # fmt: skip
 
 
-def _header(report: AgreementReport, n_boot: int, seed: int) -> list[str]:
-    """What was computed: the sample, the judges, the resamples, the seed and the level."""
-    import numpy as np
-
-    data, table = report.data, report.agreement
-    assert table is not None
-    n = data.panel.n_videos
-    where = "this project" if report.study_id is None else f"study {report.study_id!r}'s panel"
-    judges = ", ".join(e.name for e in data.evaluators)
-    first = (
-        f"Agreement on {n} video{'s' if n != 1 else ''} of {where} ({report.n_rated} rated by "
-        f"humans) · {'judges: ' + judges if judges else 'no judge runs'}"
-    )
-    cases = int(np.unique(data.panel.case_ids).size)
-    level = f"{100 * table.ci:g}%"
-    how = (
-        f"{level} case-bootstrap percentile intervals from {n_boot} resamples of {cases} "
-        f"case{'s' if cases != 1 else ''} (seed {seed})"
-        if n_boot
-        else "point estimates only (--n-boot 0: no intervals)"
-    )
-    rule = "as rated" if report.human_success == "rated" else "set to the rubric maximum"
-    return [first, f"{how}; Human (+) recordings {rule}"]
-
-
 def _print_queue(
-    report: AgreementReport, judge: str | None, as_json: bool, csv_out: Path | None
+    data: ProjectPanel,
+    study_id: str | None,
+    human_success: Literal["rated", "max"],
+    judge: str | None,
+    as_json: bool,
+    csv_out: Path | None,
 ) -> None:
-    queue = report.disagreements(judge)
+    from annotation import Disagreement
+    from storage import disagreements
+
+    queue = disagreements(data, judge, human_success=human_success)
     rows = queue.to_rows()
     if csv_out is not None:
-        _write_csv(csv_out, rows)
+        _write_csv(csv_out, rows, [f.name for f in dataclasses.fields(Disagreement)])
     if as_json:
         out = {
-            "videos": report.data.panel.n_videos,
-            "study": report.study_id,
+            "videos": data.panel.n_videos,
+            "study": study_id,
             "evaluator": queue.evaluator,
-            "human_success": report.human_success,
+            "human_success": human_success,
             "disagreements": rows,
         }
         sys.stdout.write(json.dumps(out) + "\n")
@@ -194,9 +180,10 @@ def _print_queue(
                    f"{f(r['consensus']):>7} {f(r['judge']):>7} {r['n_ratings']:>7}")  # fmt: skip
 
 
-def _write_csv(path: Path, rows: Sequence[Mapping[str, object]]) -> None:
+def _write_csv(path: Path, rows: Sequence[Mapping[str, object]], columns: Sequence[str]) -> None:
+    """The rows under a header of ``columns`` (a header even when there are no rows)."""
     with path.open("w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["group"])
+        w = csv.DictWriter(f, fieldnames=list(columns))
         w.writeheader()
         w.writerows(rows)
 

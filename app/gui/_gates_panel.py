@@ -141,13 +141,18 @@ class GatePanel(QWidget):
         answers = st.project.annotations.answers(st.video.id, st.rater).get(st.subgoal_id, {})
         return answers, evaluate_subgoal(answers)
 
-    def enabled_gates(self) -> list[int]:
-        """Indices of gates that can be answered now (reached, not locked), as the core says."""
-        cur = self.current_result()
-        if cur is None or self.state.project is None:
+    def enabled_gates(self, answers: dict[str, Answer] | None = None) -> list[int]:
+        """Indices of gates that can be answered now (reached, not locked), as the core says;
+        ``answers`` are the subgoal's, when the caller has read them already."""
+        if answers is None:
+            cur = self.current_result()
+            if cur is None:
+                return []
+            answers = cur[0]
+        if self.state.project is None:
             return []
         mode = self.state.project.annotations.gate_mode()
-        return [GATES_ALL.index(g) for g in enabled_gates(cur[0], mode=mode)]
+        return [GATES_ALL.index(g) for g in enabled_gates(answers, mode=mode)]
 
     def refresh(self) -> None:
         st = self.state
@@ -169,7 +174,7 @@ class GatePanel(QWidget):
         self.header.setText(f"{sg.label}: {sg.action} {sg.source}{target}")
         self.axis_labels["Task"].setText(f"t = {level_text(res.task.outcome, 3)}")
         self.axis_labels["Physics"].setText(f"p = {level_text(res.physics.outcome, 4)}")
-        enabled = set(self.enabled_gates())
+        enabled = set(self.enabled_gates(answers))
         for k, (frame, _name, label, buttons) in enumerate(self.rows):
             gid = GATES_ALL[k]
             ans = answers.get(gid)

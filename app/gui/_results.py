@@ -32,16 +32,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from annotation import Leaderboard
+from annotation import Leaderboard, UserError
 from app.gui._bridge import Bridge
 from app.gui._state import AnnotateState
 from storage import AgreementReport, agreement_report
 
 AXES = ("task", "physics", "final")
-Results = AgreementReport
 
 
-def compute(project_root: Path, human_success: str, seed: int, n_boot: int) -> Results:
+def compute(project_root: Path, human_success: str, seed: int, n_boot: int) -> AgreementReport:
     """Everything the workspace shows (runs on a worker thread, with its own connection)."""
     from storage import Project
 
@@ -100,7 +99,7 @@ class ResultsPanel(QWidget):
         super().__init__(parent)
         self.state = state
         self.bridge = bridge
-        self.results: Results | None = None
+        self.results: AgreementReport | None = None
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
         top = QHBoxLayout()
@@ -190,19 +189,16 @@ class ResultsPanel(QWidget):
 
     def _failed(self, err: BaseException) -> None:
         self.compute_button.setEnabled(True)
-        self.status.setText(f"could not compute: {err}")
+        if isinstance(err, UserError):  # no ratings yet, an unknown study: say it in place
+            self.status.setText(f"could not compute: {err}")
+        else:  # a bug: the error boundary reports it with its traceback
+            self.status.setText("could not compute (a bug: see the report)")
+            self.bridge.fail("results", err)
 
-    def show_results(self, res: Results) -> None:
+    def show_results(self, res: AgreementReport) -> None:
         self.results = res
         self.compute_button.setEnabled(True)
-        panel = res.data.panel
-        assert res.agreement is not None and res.leaderboard is not None
-        self.status.setText(
-            f"{panel.n_videos} videos · {res.n_rated} rated by humans · "
-            f"{len(res.data.evaluators)} judge evaluator(s) · {100 * res.agreement.ci:g}% "
-            f"case-bootstrap CIs from {res.agreement.n_boot:,} resamples (seed "
-            f"{res.agreement.seed})"
-        )
+        self.status.setText(" · ".join(res.describe()))
         self._fill_board(res.leaderboard)
         _fill(
             self.agreement,

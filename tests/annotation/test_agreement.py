@@ -436,3 +436,32 @@ def test_import_annotation_does_not_load_heavy_statistics_packages() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_disagreement_queue_orders_by_judge_gap_then_rater_spread() -> None:
+    """Gap first (largest |judge − consensus| on Final), then the raters' Task spread; a video
+    with neither figure (no judge score, one rating) is not in the queue."""
+    from annotation import Evaluator, disagreement_queue
+
+    nan = math.nan
+    ids = ("a", "b", "c", "d", "e")
+    panel = Panel(
+        ids,
+        np.array(["c1", "c1", "c2", "c2", "c3"]),
+        np.array(["m"] * 5),
+        np.array(["generated"] * 5),
+        np.array([[100, 100], [100, 50], [80, nan], [0, 100], [50, 50]], dtype=float),
+        np.array([[100, 100], [100, 100], [80, nan], [nan, 100], [50, 50]], dtype=float),
+    )
+    judge_final = np.array([40, nan, nan, nan, 60], dtype=float)
+    judge = Evaluator("vlm", judge_final, judge_final, judge_final)
+    queue = disagreement_queue(panel, judge)
+    assert queue.evaluator == "vlm"
+    assert [r.video_id for r in queue.rows] == ["a", "e", "d", "b"]  # c has neither figure
+    by_id = {r.video_id: r for r in queue.rows}
+    assert by_id["a"].gap == pytest.approx(60) and by_id["e"].gap == pytest.approx(10)
+    assert by_id["d"].spread == 100 and by_id["b"].spread == 50 and math.isnan(by_id["d"].gap)
+    assert by_id["a"].n_ratings == 2
+    humans_only = disagreement_queue(panel, None)
+    assert humans_only.evaluator is None
+    assert [r.video_id for r in humans_only.rows] == ["d", "b", "a", "e"]  # spread, then order

@@ -32,7 +32,7 @@ def test_results_workspace(
     threads: list[threading.Thread] = []
     real = results_module.compute
 
-    def spy(*args: object) -> results_module.Results:
+    def spy(*args: object) -> results_module.AgreementReport:
         threads.append(threading.current_thread())
         return real(*args)  # type: ignore[arg-type]
 

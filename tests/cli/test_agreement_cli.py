@@ -12,7 +12,7 @@ from annotation import Answer, GateMode
 from annotation._ablation import FULL
 from app.cli._main import cli
 from storage import Project, import_cases
-from tests.app.test_results_workspace import rate
+from tests.app.rated import rate
 
 
 def test_agreement_json(tmp_path: Path, cases_dir: Path) -> None:
@@ -157,7 +157,7 @@ def test_plain_output_names_what_was_computed_and_why_a_row_is_empty(
 
 
 def test_disagreement_queue_from_the_cli_is_the_core_queue(tmp_path: Path, cases_dir: Path) -> None:
-    from storage import agreement_report
+    from storage import disagreements, rated_panel
 
     project = tmp_path / "p"
     with Project.create(project) as p:
@@ -165,7 +165,7 @@ def test_disagreement_queue_from_the_cli_is_the_core_queue(tmp_path: Path, cases
         for k, v in enumerate(p.videos()):
             rate(p, "alice", v.id, ("T3", None, "P2")[k % 3])
             rate(p, "bob", v.id, ("T1", "P4", None)[k % 3])
-        expected = agreement_report(p, tables=False).disagreements()
+        expected = disagreements(rated_panel(p))
     res = _run("agreement", "--project", str(project), "--disagreements", "--json")
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
@@ -180,4 +180,14 @@ def test_disagreement_queue_from_the_cli_is_the_core_queue(tmp_path: Path, cases
     assert lines[0].startswith("Disagreement queue: 3 videos") and "no judge" in lines[0]
     assert lines[2].split()[0] == expected.rows[0].video_id
     bad = _run("agreement", "--project", str(project), "--disagreements", "--judge", "nope")
-    assert bad.exit_code == 2 and "no judge evaluator 'nope'" in bad.output
+    assert bad.exit_code == 2 and "no evaluator 'nope'" in bad.output
+
+
+def test_agreement_csv_columns_match_the_rows() -> None:
+    import dataclasses
+
+    from annotation import AgreementRow
+    from app.cli._agreement_cmd import AGREEMENT_COLUMNS
+
+    names = [f.name for f in dataclasses.fields(AgreementRow)]
+    assert list(AGREEMENT_COLUMNS) == [*names, "why_empty"]

@@ -132,6 +132,7 @@ def test_storage_refuses_answers_the_rubric_forbids(project: Project) -> None:
         a.set_answer(v, R, s1.id, "T3", Answer.PASS)
     with pytest.raises(GateRuleError, match="P2 not reached: P1 is not answered yet"):
         a.set_answer(v, R, s1.id, "P2", Answer.PASS)
+    assert _state(project) == before  # the refused T3 and P2 wrote nothing, no history entry
     s2 = a.add_subgoal("stack_blocks", R, source="cup", action="lift")
     a.set_answer(v, R, s2.id, "T1", Answer.FAIL)
     before = _state(project)

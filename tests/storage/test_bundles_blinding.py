@@ -253,7 +253,11 @@ def test_rater_media_carry_no_source_metadata(tmp_path: Path, planted_lead: Proj
             # same frames, bit for bit, at the same timestamps; the same frame index
             assert _decoded(theirs) == _decoded(ours)
             a, b = rp.video_index(rv), lead.video_index(v)
-            assert (a.frame_count, a.time_base, a.rotation) == (b.frame_count, b.time_base, 0)
+            assert (a.frame_count, a.time_base, a.rotation) == (
+                b.frame_count,
+                b.time_base,
+                b.rotation,
+            )
             assert a.pts.tolist() == b.pts.tolist()
             assert a.keyframes.tolist() == b.keyframes.tolist()
             assert len(b.keyframes) > 1  # the clip really has several GOPs (and B-frames)

@@ -14,6 +14,7 @@ from tests.storage.test_bundles import dump
 from tests.storage.test_studies import CALIBRATION_CASE, DOMAINS, annotate
 
 study_cases = test_studies.study_cases  # the shared session fixture
+WORK = Path("work.wbz")
 
 SCOPE = {"V1": "c1", "V2": "c1"}
 PLAN1 = [{"source": "cup", "action": "lift"}]
@@ -69,15 +70,16 @@ def test_merged_answers_must_obey_the_gate_rules() -> None:
     base = {"plan/c1": PLAN1, "gate/V1/1/T1": g("pass"), "gate/V1/1/T2": g("fail")}
     plan = plan_merge(base, base | {"gate/V1/1/T3": g("pass")}, base, SCOPE, why="edited")
     assert not plan.conflicts  # a clean merge item by item ...
+    # ... but not an answer the rubric refuses
     with pytest.raises(GateRuleError, match="V1 S1 T3: T3 not reached: T2 was answered no"):
-        check_gate_rules(base, plan, GateMode.GATED)  # ... but not an answer the rubric allows
-    check_gate_rules(base, plan, GateMode.RECORD_ALL)  # a pilot project records every gate
+        check_gate_rules(base, plan, GateMode.GATED, where=WORK)
+    check_gate_rules(base, plan, GateMode.RECORD_ALL, where=WORK)  # a pilot records every gate
     # the lead's own answers count: a bundle's physics answer under a lead-side T1 "no" is refused
     lead = base | {"gate/V1/1/T1": g("fail")}
     del lead["gate/V1/1/T2"]
     plan = plan_merge(lead, lead | {"gate/V1/1/P1": g("pass")}, lead, SCOPE, why="edited")
     with pytest.raises(GateRuleError, match="V1 S1 P1: P1 cannot be answered"):
-        check_gate_rules(lead, plan, GateMode.GATED)
+        check_gate_rules(lead, plan, GateMode.GATED, where=WORK)
 
 
 def test_a_work_bundle_with_a_forbidden_answer_is_refused_by_name(
