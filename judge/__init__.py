@@ -23,12 +23,18 @@ from judge._profiles import (
 )
 from judge._queue import JUDGE_KIND, QueueError, queue_judge
 from judge._scripted import ScriptedModel, perfect_judge, scripted_judge
+from judge._tool_agent import TOOL_AGENT_PROMPT_VERSION, ToolAgent
+from judge._tool_agent_session import ToolAgentConfig
+from judge._tool_agent_tools import CATEGORIES, TOOLS, ToolSpec, action_counts, tool_usage
 from judge._video_job import run_judge_video
 
 __all__: list[str] = [
+    "CATEGORIES",
     "JUDGE_KIND",
     "MODES",
     "PROMPT_VERSION",
+    "TOOLS",
+    "TOOL_AGENT_PROMPT_VERSION",
     "JudgeCancelled",
     "JudgeConfig",
     "JudgeResult",
@@ -38,6 +44,10 @@ __all__: list[str] = [
     "PipelineError",
     "QueueError",
     "ScriptedModel",
+    "ToolAgent",
+    "ToolAgentConfig",
+    "ToolSpec",
+    "action_counts",
     "judge_video",
     "load_profile",
     "perfect_judge",
@@ -48,4 +58,5 @@ __all__: list[str] = [
     "save_profile",
     "scripted_judge",
     "store_api_key",
+    "tool_usage",
 ]

@@ -11,6 +11,7 @@ from storage._agreement_report import (
     rubric_ablation,
 )
 from storage._annotations import AnnotationError, Annotations
+from storage._batches import Batches
 from storage._blind_media import BlindingError, blind_copy
 from storage._bundle_format import BundleError
 from storage._bundle_merge import Conflict
@@ -50,6 +51,24 @@ from storage._episodes import Episodes
 from storage._export import CSV_COLUMNS, collect, to_csv, to_json
 from storage._history import History
 from storage._import import ImportReport, find_case_folders, import_cases
+from storage._interaction_records import (
+    AmbiguousBatchError,
+    AttributionParty,
+    AttributionRecord,
+    AttributionSource,
+    BatchCellRecord,
+    BatchError,
+    BatchNotFoundError,
+    BatchRecord,
+    EventCategory,
+    EventRecord,
+    EventStatus,
+    ExchangeRecord,
+    Party,
+    Resolution,
+    Speaker,
+    TurnRecord,
+)
 from storage._jobkind import JobContext, JobError, JobFunction, JobOutcome
 from storage._jobs import (
     DEFAULT_MAX_ATTEMPTS,
@@ -119,6 +138,7 @@ __all__ = [
     "ActionSource",
     "AgreementError",
     "AgreementReport",
+    "AmbiguousBatchError",
     "AmbiguousEpisodeError",
     "AnnotationError",
     "Annotations",
@@ -126,6 +146,14 @@ __all__ = [
     "ArtifactRecord",
     "Assignment",
     "AssignmentExport",
+    "AttributionParty",
+    "AttributionRecord",
+    "AttributionSource",
+    "BatchCellRecord",
+    "BatchError",
+    "BatchNotFoundError",
+    "BatchRecord",
+    "Batches",
     "BlindingError",
     "BundleError",
     "BundleOrigin",
@@ -147,7 +175,11 @@ __all__ = [
     "EpisodeRecord",
     "EpisodeStatus",
     "Episodes",
+    "EventCategory",
+    "EventRecord",
+    "EventStatus",
     "EvidenceMark",
+    "ExchangeRecord",
     "GateTrace",
     "History",
     "ImportReport",
@@ -167,6 +199,7 @@ __all__ = [
     "NoRatingsError",
     "OpenedAssignment",
     "PanelSelection",
+    "Party",
     "ProfileNotFoundError",
     "Profiles",
     "Project",
@@ -175,6 +208,7 @@ __all__ = [
     "Rater",
     "Rating",
     "RecordedAnswers",
+    "Resolution",
     "Role",
     "RuleScore",
     "RunAnswer",
@@ -189,12 +223,14 @@ __all__ = [
     "ScoreFn",
     "Settings",
     "SettingsError",
+    "Speaker",
     "Studies",
     "Study",
     "StudyError",
     "StudyVideo",
     "Subgoal",
     "TickRecord",
+    "TurnRecord",
     "UnknownJobKindError",
     "Video",
     "WorkExport",

@@ -62,6 +62,7 @@ class ActionSource(StrEnum):
     USER = "user"
     REPAIR = "repair"
     REPLAY = "replay"
+    HARNESS = "harness"  # a scheduled mistake the harness made the simulated user carry out
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Simulation episodes: the stored trace of a MuJoCo or symbolic run (``sim_*`` tables, v4).
+"""Simulation episodes: the stored trace of a MuJoCo or symbolic run (``sim_*`` tables, v4),
+and of an interactive one: its conversation, scheduled events and audited exchanges (v6).
 
 The episode engine writes in a few transactions per episode, never one per tick: :meth:`create`
 when it starts, :meth:`Episodes.append` for each batch of ticks (with the actions, anomalies and
@@ -49,6 +50,17 @@ from storage._episode_records import (
     tick_row,
 )
 from storage._history import now
+from storage._interaction_records import (
+    PARTIES,
+    EventRecord,
+    ExchangeRecord,
+    Party,
+    TurnRecord,
+    event_row,
+    exchange_row,
+    one_of,
+    turn_row,
+)
 
 if TYPE_CHECKING:
     from storage._project import Project
@@ -65,6 +77,12 @@ _ACTION_COLUMNS = (
 )
 _ANOMALY_COLUMNS = "idx, kind, obj, params_json, tick, trigger_json, classification"
 _CONDITION_COLUMNS = "idx, predicate_json, text, value, witness_tick"
+_TURN_COLUMNS = "idx, tick, speaker, text, move, flag, flag_target, meta_json"
+_EVENT_COLUMNS = (
+    "idx, event_id, category, type, spec_json, status, trigger_tick, commit_tick, resolve_tick, "
+    "resolution, accept_tick, data_json"
+)
+_EXCHANGE_COLUMNS = "idx, tick, party, sent_json, received_json, latency_s, due_tick"
 
 
 def _upsert(table: str, columns: str) -> str:
@@ -80,6 +98,8 @@ def _upsert(table: str, columns: str) -> str:
 # Built once: append() runs them for every batch of ticks.
 _UPSERT_ACTIONS = _upsert("sim_actions", _ACTION_COLUMNS)
 _UPSERT_ANOMALIES = _upsert("sim_anomalies", _ANOMALY_COLUMNS)
+_UPSERT_TURNS = _upsert("sim_turns", _TURN_COLUMNS)
+_UPSERT_EXCHANGES = _upsert("sim_exchanges", _EXCHANGE_COLUMNS)
 
 
 class Episodes:
@@ -148,22 +168,29 @@ class Episodes:
         actions: Sequence[ActionRecord] = (),
         anomalies: Sequence[AnomalyRecord] = (),
         snapshots: Sequence[tuple[int, str]] = (),
+        turns: Sequence[TurnRecord] = (),
+        exchanges: Sequence[ExchangeRecord] = (),
     ) -> None:
         """Store one batch of a running episode in one transaction.
 
         Ticks and snapshots are new rows (a tick stored twice is an error: a replay must not
         silently overwrite a hash). Actions and anomalies are upserted by ``idx``: an action is
         written when submitted and again, whole, when its outcome arrives; an anomaly when
-        injected and again when classified.
+        injected and again when classified. Turns and exchanges are upserted by ``idx`` too: an
+        exchange is written when its request is sent and again when the reply comes back.
         """
         tick_rows = [tick_row(t, k) for k, t in enumerate(ticks)]
         action_rows = [action_row(a, k) for k, a in enumerate(actions)]
         anomaly_rows = [anomaly_row(a, k) for k, a in enumerate(anomalies)]
         snapshot_rows = [snapshot_row(s, k) for k, s in enumerate(snapshots)]
+        turn_rows = [turn_row(t, k) for k, t in enumerate(turns)]
+        exchange_rows = [exchange_row(x, k) for k, x in enumerate(exchanges)]
         check_unique([r[0] for r in tick_rows], "ticks", "tick")
         check_unique([r[0] for r in action_rows], "actions", "idx")
         check_unique([r[0] for r in anomaly_rows], "anomalies", "idx")
         check_unique([r[0] for r in snapshot_rows], "snapshots", "tick")
+        check_unique([r[0] for r in turn_rows], "turns", "idx")
+        check_unique([r[0] for r in exchange_rows], "exchanges", "idx")
         db = self._db
         with write(db):
             eid = self._resolve_running(episode_id, "append to")
@@ -184,6 +211,32 @@ class Episodes:
                 ) from None
             db.conn.executemany(_UPSERT_ACTIONS, [(eid, *r) for r in action_rows])
             db.conn.executemany(_UPSERT_ANOMALIES, [(eid, *r) for r in anomaly_rows])
+            db.conn.executemany(_UPSERT_TURNS, [(eid, *r) for r in turn_rows])
+            db.conn.executemany(_UPSERT_EXCHANGES, [(eid, *r) for r in exchange_rows])
+
+    def set_events(self, episode_id: str, events: Sequence[EventRecord]) -> None:
+        """Replace the episode's scheduled events with ``events`` (one transaction).
+
+        Allowed while running (the harness's state so far) and after finishing (the final
+        resolutions, ``not_reached`` included), so the stored rows are always one whole
+        snapshot of the schedule, never a mix of two.
+        """
+        rows = [event_row(e, k) for k, e in enumerate(events)]
+        check_unique([r[0] for r in rows], "events", "idx")
+        seen: set[str] = set()
+        for r in rows:
+            if r[1] in seen:
+                raise EpisodeError(f"events: event_id {r[1]!r} appears twice")
+            seen.add(r[1])
+        db = self._db
+        with write(db):
+            eid = self._resolve(episode_id)
+            db.execute("DELETE FROM sim_events WHERE episode_id = ?", [eid])
+            db.conn.executemany(
+                f"INSERT INTO sim_events (episode_id, {_EVENT_COLUMNS}) "
+                f"VALUES ({', '.join('?' * 13)})",
+                [(eid, *r) for r in rows],
+            )
 
     def finish(
         self,
@@ -359,6 +412,31 @@ class Episodes:
             [eid],
         ).fetchall()
         return [ArtifactRecord(*r) for r in rows]
+
+    def turns(self, episode_id: str) -> builtins.list[TurnRecord]:
+        """The public conversation (and the assistant's flags), in ``idx`` order."""
+        return [TurnRecord(*r) for r in self._children(episode_id, "sim_turns", _TURN_COLUMNS)]
+
+    def events(self, episode_id: str) -> builtins.list[EventRecord]:
+        """The scheduled events as last stored by :meth:`set_events`, in ``idx`` order."""
+        return [EventRecord(*r) for r in self._children(episode_id, "sim_events", _EVENT_COLUMNS)]
+
+    def exchanges(
+        self, episode_id: str, party: Party | None = None
+    ) -> builtins.list[ExchangeRecord]:
+        """Everything sent to a participant and its reply, in ``idx`` order; one party's only
+        when ``party`` is given (what the assistant was shown, for a boundary audit)."""
+        if party is None:
+            rows = self._children(episode_id, "sim_exchanges", _EXCHANGE_COLUMNS)
+            return [ExchangeRecord(*r) for r in rows]
+        one_of(PARTIES, party, "party", EpisodeError)
+        eid = self._resolve(episode_id)
+        rows = self._db.execute(
+            f"SELECT {_EXCHANGE_COLUMNS} FROM sim_exchanges WHERE episode_id = ? AND party = ? "
+            "ORDER BY idx",
+            [eid, party],
+        ).fetchall()
+        return [ExchangeRecord(*r) for r in rows]
 
     def snapshot_at_or_before(self, episode_id: str, tick: int) -> tuple[int, str] | None:
         """The latest snapshot at or before ``tick`` (where a fork or a scrub resumes from)."""

@@ -15,6 +15,7 @@ import sqlite_utils
 
 from annotation import UserError
 from storage._annotations import Annotations
+from storage._batches import Batches
 from storage._db import connect, migrate, write
 from storage._episodes import Episodes
 from storage._history import History, now
@@ -44,6 +45,7 @@ class Project:
         self.profiles = Profiles(db)
         self.studies = Studies(db)
         self.episodes = Episodes(self)
+        self.batches = Batches(self)
 
     # ---- lifecycle ----------------------------------------------------------------------
     @classmethod

@@ -6,6 +6,8 @@ judge_subgoals, judge_answers, judge_frames, judge_inspections. (v3): studies, s
 assignments, calibration_references, calibration_results, bundle_imports. (v4): sim_episodes,
 sim_ticks, sim_actions, sim_anomalies, sim_conditions, sim_metrics, sim_artifacts, sim_snapshots.
 (v5): the queue's retry settings per job, and indexes to sum a job's spend from its calls.
+(v6): interactive episodes (sim_turns, sim_events, sim_exchanges) and episode batches
+(sim_batches, sim_batch_cells, sim_attributions).
 """
 
 from __future__ import annotations
@@ -501,4 +503,112 @@ def _v5(db: sqlite_utils.Database) -> None:
         db.execute(statement)
 
 
-MIGRATIONS: list[Migration] = [_v1, _v2, _v3, _v4, _v5]
+_V6_SQL = [
+    # The public conversation, one row per utterance, plus the assistant's error flags: a
+    # silent flagged reply is an assistant row with text ''. Flags are evaluation data only;
+    # the harness never shows them to the user.
+    """CREATE TABLE sim_turns (
+        episode_id TEXT NOT NULL REFERENCES sim_episodes(id) ON DELETE CASCADE,
+        idx INTEGER NOT NULL,
+        tick INTEGER NOT NULL,
+        speaker TEXT NOT NULL CHECK (speaker IN ('user', 'assistant')),
+        text TEXT NOT NULL,
+        move TEXT NOT NULL DEFAULT '',
+        flag TEXT,
+        flag_target TEXT,
+        meta_json TEXT NOT NULL DEFAULT '{}',
+        PRIMARY KEY (episode_id, idx)
+    )""",
+    # the transcript follows the playhead: "turns up to tick t" is a range on this index
+    "CREATE INDEX idx_sim_turns_tick ON sim_turns (episode_id, tick)",
+    # Scheduled out-of-plan events with the ticks the metrics read (trigger, commit, accept,
+    # resolve). An event never triggered is stored too, as pending / not_reached.
+    """CREATE TABLE sim_events (
+        episode_id TEXT NOT NULL REFERENCES sim_episodes(id) ON DELETE CASCADE,
+        idx INTEGER NOT NULL,
+        event_id TEXT NOT NULL,
+        category TEXT NOT NULL CHECK (category IN ('error', 'question', 'request',
+            'plan_change')),
+        type TEXT NOT NULL DEFAULT '',
+        spec_json TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('pending', 'active', 'resolved')),
+        trigger_tick INTEGER,
+        commit_tick INTEGER,
+        resolve_tick INTEGER,
+        resolution TEXT CHECK (resolution IS NULL OR resolution IN ('accepted', 'completed',
+            'cancelled', 'timeout', 'episode_end', 'not_reached', 'asked', 'announced',
+            'window_closed')),
+        accept_tick INTEGER,
+        data_json TEXT NOT NULL DEFAULT '{}',
+        PRIMARY KEY (episode_id, idx)
+    )""",
+    "CREATE UNIQUE INDEX idx_sim_events_event ON sim_events (episode_id, event_id)",
+    # Every view or prompt actually sent to a participant and what came back: the audit of the
+    # information boundary. received_json is NULL while a request is in flight (or never
+    # answered); due_tick is when a reply is delivered under the latency model.
+    """CREATE TABLE sim_exchanges (
+        episode_id TEXT NOT NULL REFERENCES sim_episodes(id) ON DELETE CASCADE,
+        idx INTEGER NOT NULL,
+        tick INTEGER NOT NULL,
+        party TEXT NOT NULL CHECK (party IN ('assistant', 'user', 'agent')),
+        sent_json TEXT NOT NULL,
+        received_json TEXT,
+        latency_s REAL,
+        due_tick INTEGER,
+        PRIMARY KEY (episode_id, idx)
+    )""",
+    # one party's exchanges without reading the (large) rows of the others
+    "CREATE INDEX idx_sim_exchanges_party ON sim_exchanges (episode_id, party, idx)",
+    # A batch: its manifest as run, and how many cells (scenario x persona x assistant x
+    # timing combinations) it has; the planned episodes are its cells' runs.
+    """CREATE TABLE sim_batches (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        manifest_json TEXT NOT NULL,
+        created TEXT NOT NULL,
+        cells INTEGER NOT NULL
+    )""",
+    "CREATE INDEX idx_sim_batches_created ON sim_batches (created)",
+    # One row per planned episode. The primary key and the unique index on episode_id make
+    # "every episode stored exactly once" the database's guarantee, not the workers': a
+    # re-run job that stores a second episode for its cell fails and rolls its whole
+    # transaction back. A deleted episode or purged job frees its cell (SET NULL).
+    """CREATE TABLE sim_batch_cells (
+        batch_id TEXT NOT NULL REFERENCES sim_batches(id) ON DELETE CASCADE,
+        cell INTEGER NOT NULL,
+        run INTEGER NOT NULL,
+        scenario TEXT NOT NULL,
+        persona TEXT NOT NULL,
+        assistant TEXT NOT NULL,
+        timing TEXT NOT NULL,
+        seed INTEGER NOT NULL,
+        job_id INTEGER REFERENCES jobs(id) ON DELETE SET NULL,
+        episode_id TEXT REFERENCES sim_episodes(id) ON DELETE SET NULL,
+        PRIMARY KEY (batch_id, cell, run)
+    )""",
+    # partial indexes: they also serve the foreign-key actions (x = ? implies x IS NOT NULL)
+    """CREATE UNIQUE INDEX idx_sim_batch_cells_episode ON sim_batch_cells (episode_id)
+        WHERE episode_id IS NOT NULL""",
+    "CREATE INDEX idx_sim_batch_cells_job ON sim_batch_cells (job_id) WHERE job_id IS NOT NULL",
+    # Who an episode's failure is attributed to ('none': it did not fail). A proposal made
+    # from the trace never overwrites a person's edit.
+    """CREATE TABLE sim_attributions (
+        episode_id TEXT PRIMARY KEY REFERENCES sim_episodes(id) ON DELETE CASCADE,
+        party TEXT NOT NULL CHECK (party IN ('assistant', 'user', 'environment', 'none')),
+        reason TEXT NOT NULL DEFAULT '',
+        source TEXT NOT NULL CHECK (source IN ('proposed', 'edited')),
+        updated TEXT NOT NULL
+    )""",
+]
+
+
+def _v6(db: sqlite_utils.Database) -> None:
+    """Interactive episodes (turns, events, exchanges) and batches of episodes.
+
+    Raw DDL like v4, for the CHECK constraints and the cascades from ``sim_episodes``.
+    """
+    for statement in _V6_SQL:
+        db.execute(statement)
+
+
+MIGRATIONS: list[Migration] = [_v1, _v2, _v3, _v4, _v5, _v6]

@@ -31,7 +31,12 @@ class Observation:
 
 class Agent(Protocol):
     name: str
-    source: str  # recorded with each action: agent | reference | user | replay
+
+    @property
+    def source(self) -> str:
+        """Recorded with each action: agent | reference | user | replay | harness | repair
+        (read after each :meth:`decide`, so an agent may vary it per action)."""
+        ...
 
     @property
     def done(self) -> bool: ...

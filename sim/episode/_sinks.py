@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -70,8 +70,14 @@ class SqliteSink:
         parent_id: str | None = None,
         fork_tick: int | None = None,
         batch: int = 25,
+        defer: bool = False,
     ) -> None:
+        """``defer``: keep the whole episode in memory and write nothing until :meth:`commit`
+        (a job stores its episode in the transaction that marks it done: exactly once)."""
         self.project = project
+        self.defer = defer
+        self._create: dict[str, Any] | None = None
+        self._finish: dict[str, Any] | None = None
         self.agent = agent
         self.mode = mode
         self.reference = reference
@@ -88,10 +94,10 @@ class SqliteSink:
         self._snapshots: list[tuple[int, str]] = []
 
     def start(self, runner: EpisodeRunner) -> None:
-        if self.episode_id is not None:
+        if self.episode_id is not None or self._create is not None:
             return
         s = runner.scenario
-        self.episode_id = self.project.episodes.create(
+        self._create = dict(
             scenario=s.name,
             scenario_sha=s.scenario.digest,
             family=s.scenario.family,
@@ -110,6 +116,8 @@ class SqliteSink:
             fork_tick=self.fork_tick,
             reference=self.reference,
         )
+        if not self.defer:
+            self.episode_id = self.project.episodes.create(**self._create)
 
     def record(
         self,
@@ -144,7 +152,7 @@ class SqliteSink:
             )
         if snapshot is not None:
             self._snapshots.append((tick.tick, _dumps(snapshot)))
-        if len(self._ticks) >= self.batch:
+        if len(self._ticks) >= self.batch and not self.defer:
             self.flush()
 
     def flush(self) -> None:
@@ -161,7 +169,6 @@ class SqliteSink:
 
     def finish(self, runner: EpisodeRunner, result: EpisodeResult) -> None:
         self.flush()
-        assert self.episode_id is not None
         predicates = runner.scenario.contract.predicates
         conditions = [
             ConditionRecord(
@@ -173,14 +180,33 @@ class SqliteSink:
             )
             for c in result.conditions
         ]
-        self.project.episodes.finish(
-            self.episode_id,
+        self._finish = dict(
             status=EpisodeStatus(result.status),
             ticks=result.ticks,
             t_ref=result.ticks if self.reference and result.status == "completed" else None,
             conditions=conditions,
             metrics=result.metrics,
         )
+        if not self.defer:
+            assert self.episode_id is not None
+            self.project.episodes.finish(self.episode_id, **self._finish)
+
+    def commit(self, project: Project, also: Callable[[str], None] | None = None) -> str:
+        """Write a deferred, finished episode whole (joins the caller's transaction).
+
+        ``also(episode_id)`` runs after the trace and before the episode is marked finished
+        (other sinks' rows, e.g. the conversation).
+        """
+        if not self.defer or self._create is None or self._finish is None:
+            raise RuntimeError("commit() is for a deferred sink whose episode has finished")
+        self.project = project
+        self.episode_id = project.episodes.create(**self._create)
+        self.defer = False
+        self.flush()
+        if also is not None:
+            also(self.episode_id)
+        project.episodes.finish(self.episode_id, **self._finish)
+        return self.episode_id
 
 
 class VideoSink:

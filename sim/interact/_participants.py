@@ -1,0 +1,84 @@
+"""Who can play the user and the assistant: a registry of named factories.
+
+``sim`` ships the offline ones (the rule-based user, the oracle assistant, and replays of
+recorded turns); model-backed ones (``llm``) are registered by ``judge`` when it is imported,
+so ``sim`` itself never calls a model. A batch or a CLI names a participant; the worker that
+runs it has imported the modules that register it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from annotation import UserError
+from sim.interact._oracle import OracleAssistant
+from sim.interact._rule_user import RuleUser
+from sim.interact._types import Assistant, SimUser
+from sim.scenario import BoundScenario
+from sim.users import Persona
+
+
+class ParticipantError(UserError, LookupError):
+    """A user or assistant kind nobody registered, or options it cannot use."""
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What a participant factory is given."""
+
+    bound: BoundScenario
+    persona: Persona
+    seed: int
+    options: Mapping[str, Any] = field(default_factory=dict)
+    project_root: Path | None = None
+
+
+UserFactory = Callable[[Setup], SimUser]
+AssistantFactory = Callable[[Setup], Assistant]
+USERS: dict[str, UserFactory] = {}
+ASSISTANTS: dict[str, AssistantFactory] = {}
+
+
+def register_user(name: str, factory: UserFactory) -> None:
+    USERS[name] = factory
+
+
+def register_assistant(name: str, factory: AssistantFactory) -> None:
+    ASSISTANTS[name] = factory
+
+
+def make_user(name: str, setup: Setup) -> SimUser:
+    try:
+        factory = USERS[name]
+    except KeyError:
+        raise ParticipantError(
+            f"no simulated user {name!r} (known: {', '.join(sorted(USERS))}; model-backed "
+            "users need the judge package loaded)"
+        ) from None
+    return factory(setup)
+
+
+def make_assistant(name: str, setup: Setup) -> Assistant:
+    try:
+        factory = ASSISTANTS[name]
+    except KeyError:
+        raise ParticipantError(
+            f"no assistant {name!r} (known: {', '.join(sorted(ASSISTANTS))}; model-backed "
+            "assistants need the judge package loaded)"
+        ) from None
+    return factory(setup)
+
+
+def _oracle(setup: Setup) -> Assistant:
+    try:
+        latency = float(setup.options.get("latency_s", 0.0))
+    except (TypeError, ValueError):
+        raise ParticipantError("assistant option latency_s: expected seconds") from None
+    return OracleAssistant(latency_s=latency)
+
+
+register_user("rule", lambda s: RuleUser(s.bound.reference, s.persona, seed=s.seed))
+register_assistant("oracle", _oracle)

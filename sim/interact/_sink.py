@@ -1,0 +1,129 @@
+"""Stores an interactive episode's conversation, audit and events next to its trace.
+
+Goes *before* its :class:`sim.episode.SqliteSink` in the runner's sinks, so that at the end its
+rows are written while the episode is still open (it uses that sink's episode id, created when
+the sinks start). Turns and exchanges are written in batches as they happen, event records when
+the episode finishes (events resolve late). With a deferred SQLite sink everything waits for
+:meth:`commit`, inside the caller's transaction.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from sim.episode import ActionEntry, AnomalyEntry, EpisodeResult, SqliteSink, TickEntry
+from storage import EventRecord, ExchangeRecord, Project, TurnRecord
+
+if TYPE_CHECKING:
+    from sim.episode import EpisodeRunner
+    from sim.interact._session import InteractiveAgent
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def turn_record(idx: int, row: dict[str, Any]) -> TurnRecord:
+    return TurnRecord(
+        idx=idx,
+        tick=row["tick"],
+        speaker=row["speaker"],
+        text=row["text"],
+        move=row["move"],
+        flag=row["flag"],
+        flag_target=row["flag_target"],
+        meta_json=_dumps(row["meta"]),
+    )
+
+
+def exchange_record(idx: int, row: dict[str, Any]) -> ExchangeRecord:
+    return ExchangeRecord(
+        idx=idx,
+        tick=row["tick"],
+        party=row["party"],
+        sent_json=_dumps(row["sent"]),
+        received_json=_dumps(row["received"]),
+        latency_s=row.get("latency_s"),
+        due_tick=row.get("due_tick"),
+    )
+
+
+def event_records(agent: InteractiveAgent) -> list[EventRecord]:
+    out = []
+    for i, (ev, st) in enumerate(zip(agent.harness.events, agent.harness.states, strict=True)):
+        out.append(
+            EventRecord(
+                idx=i,
+                event_id=ev.id,
+                category=ev.spec.category,
+                type=ev.spec.type,
+                spec_json=_dumps(ev.spec.model_dump(mode="json", exclude_defaults=True)),
+                status=st.status,  # type: ignore[arg-type]  # the harness's own vocabulary
+                trigger_tick=st.trigger_tick,
+                commit_tick=st.commit_tick,
+                resolve_tick=st.resolve_tick,
+                resolution=st.resolution,  # type: ignore[arg-type]
+                accept_tick=st.accept_tick,
+                data_json=_dumps(st.data),
+            )
+        )
+    return out
+
+
+class InteractionSink:
+    """See the module docstring."""
+
+    def __init__(self, db: SqliteSink, agent: InteractiveAgent) -> None:
+        self.db = db
+        self.agent = agent
+        self._turns = 0
+        self._exchanges = 0
+
+    def start(self, runner: EpisodeRunner) -> None:
+        self._turns = len(self.agent.tables.turns)
+        self._exchanges = len(self.agent.tables.exchanges)
+        if runner.tick > 0:  # a fork: its parent's rows are not this episode's
+            self._turns = self._exchanges = 0
+
+    def record(
+        self,
+        runner: EpisodeRunner,
+        tick: TickEntry,
+        actions: Sequence[ActionEntry],
+        anomalies: Sequence[AnomalyEntry],
+        snapshot: dict[str, Any] | None,
+    ) -> None:
+        if not self.db.defer and len(self.agent.tables.turns) - self._turns > 25:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self.db.episode_id is None:
+            return
+        t, x = self.agent.tables.turns, self.agent.tables.exchanges
+        self.db.project.episodes.append(
+            self.db.episode_id,
+            turns=[turn_record(i, t[i]) for i in range(self._turns, len(t))],
+            exchanges=[exchange_record(i, x[i]) for i in range(self._exchanges, len(x))],
+        )
+        self._turns, self._exchanges = len(t), len(x)
+
+    def finish(self, runner: EpisodeRunner, result: EpisodeResult) -> None:
+        self.agent.finish(result.ticks)
+        if not self.db.defer:
+            self.commit(self.db.project)
+
+    def commit(self, project: Project) -> str:
+        """Write what is left (the events, whole) for the SQLite sink's episode; a deferred
+        sink's whole episode is written here, in the caller's transaction. Returns its id."""
+        if self.db.defer:
+            return self.db.commit(project, also=lambda _eid: self._write_rest(project))
+        self._write_rest(project)
+        assert self.db.episode_id is not None
+        return self.db.episode_id
+
+    def _write_rest(self, project: Project) -> None:
+        assert self.db.episode_id is not None
+        self._flush()
+        project.episodes.set_events(self.db.episode_id, event_records(self.agent))

@@ -1,0 +1,155 @@
+"""IVG episode metrics computed from a trace alone (spec §4): pure functions over frozen records.
+
+The episode loop converts its trace into these records; nothing here reads storage, calls a
+judge or imports Qt, so a stored batch can be re-scored offline and exactly. All ticks are world
+ticks; a "delivery tick" is the tick a message reached the user. Values are fractions in [0, 1].
+
+Modules: success (§4.1), detection (§4.2), quality (§4.3), questions (§4.4), proactive (§4.5),
+extras (§4.6) and aggregate (per run, mean ± population SD over runs, cross-environment).
+"""
+
+from __future__ import annotations
+
+from sim.metrics._aggregate import (
+    EnvironmentAverage,
+    RunValue,
+    Summary,
+    across_environments,
+    pooled_mean,
+    ratio,
+    summarize,
+)
+from sim.metrics._answers import read_count, read_duration, read_yes_no
+from sim.metrics._detection import (
+    DETECTION_GRACE_TICKS,
+    AssistantFlag,
+    DetectionEpisode,
+    DetectionResult,
+    ErrorCall,
+    ErrorEvent,
+    EventOutcome,
+    detection_recall,
+    grade_detection,
+    prevention_rate,
+)
+from sim.metrics._errors import MetricsError
+from sim.metrics._extras import (
+    PreferencePair,
+    agreement,
+    kendall_tau,
+    shaped_reward,
+    similarity,
+)
+from sim.metrics._proactive import (
+    PREMATURE_MARGIN_TICKS,
+    Message,
+    ProactiveRequest,
+    is_readiness_claim,
+    proactive_score,
+)
+from sim.metrics._quality import (
+    CATEGORIES,
+    ITEM_IDS,
+    KITCHEN_RULES,
+    RUBRIC,
+    JudgeVerdicts,
+    Round,
+    RubricItem,
+    Verdict,
+    category_passes,
+    gate,
+    judge_score,
+    quality_categories,
+    quality_overall,
+    round_categories,
+    round_score,
+)
+from sim.metrics._questions import (
+    DURATION_TOLERANCE_TICKS,
+    FAMILIES,
+    QA_CATEGORIES,
+    Family,
+    Question,
+    SemanticGrader,
+    TemporalQA,
+    grade_question,
+    rule_score,
+    temporal_qa,
+)
+from sim.metrics._success import (
+    BUDGET_RULES,
+    HOUSEHOLD_ALPHA,
+    BudgetRule,
+    SuccessRecord,
+    any_success,
+    deadline,
+    in_time_success,
+    success_rate,
+)
+
+__all__ = [
+    "BUDGET_RULES",
+    "CATEGORIES",
+    "DETECTION_GRACE_TICKS",
+    "DURATION_TOLERANCE_TICKS",
+    "FAMILIES",
+    "HOUSEHOLD_ALPHA",
+    "ITEM_IDS",
+    "KITCHEN_RULES",
+    "PREMATURE_MARGIN_TICKS",
+    "QA_CATEGORIES",
+    "RUBRIC",
+    "AssistantFlag",
+    "BudgetRule",
+    "DetectionEpisode",
+    "DetectionResult",
+    "EnvironmentAverage",
+    "ErrorCall",
+    "ErrorEvent",
+    "EventOutcome",
+    "Family",
+    "JudgeVerdicts",
+    "Message",
+    "MetricsError",
+    "PreferencePair",
+    "ProactiveRequest",
+    "Question",
+    "Round",
+    "RubricItem",
+    "RunValue",
+    "SemanticGrader",
+    "SuccessRecord",
+    "Summary",
+    "TemporalQA",
+    "Verdict",
+    "across_environments",
+    "agreement",
+    "any_success",
+    "category_passes",
+    "deadline",
+    "detection_recall",
+    "gate",
+    "grade_detection",
+    "grade_question",
+    "in_time_success",
+    "is_readiness_claim",
+    "judge_score",
+    "kendall_tau",
+    "pooled_mean",
+    "prevention_rate",
+    "proactive_score",
+    "quality_categories",
+    "quality_overall",
+    "ratio",
+    "read_count",
+    "read_duration",
+    "read_yes_no",
+    "round_categories",
+    "round_score",
+    "rule_score",
+    "shaped_reward",
+    "similarity",
+    "success_rate",
+    "summarize",
+    "temporal_qa",
+]
