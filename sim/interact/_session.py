@@ -208,10 +208,8 @@ class InteractiveAgent:
 
     def _system_task(self, fired: list[int]) -> str | None:
         """The private instruction for the event that needs the user now (spec §3.3)."""
-        for i in fired:
-            ev = self.harness.events[i]
-            if ev.spec.category != "error":
-                return _instruction(ev, self.harness.states[i].data)
+        for i in fired:  # (an error that only makes the user forget may end as it fires)
+            return _instruction(self.harness.events[i], self.harness.states[i].data)
         holding = self.harness.active_error()
         return None if holding is None else _instruction(holding, {})
 

@@ -36,6 +36,9 @@ from sim.world import (
     with_cooking,
 )
 
+#: ``json.dumps(x, sort_keys=True)``, the snapshot's encoding, without an encoder per call
+_SORTED_JSON = json.JSONEncoder(sort_keys=True).encode
+
 
 class SymbolicWorld:
     """A :class:`sim.world.World` over the scene graph alone."""
@@ -50,6 +53,7 @@ class SymbolicWorld:
         self._graph = SceneGraph(0, {}, frozenset(), info.workspace)
         self._pending: tuple[Verdict, int, int] | None = None  # verdict, ticks left, started
         self._drifts: dict[str, tuple[float, float]] = {}
+        self._verdict_json: tuple[Verdict, str] | None = None
 
     # -- World protocol ----------------------------------------------------------------------
     def reset(self, seed: int) -> SceneGraph:
@@ -152,11 +156,37 @@ class SymbolicWorld:
         self._drifts = {k: (float(v[0]), float(v[1])) for k, v in snapshot["drifts"].items()}
 
     def state_hash(self) -> str:
-        blob = json.dumps(self.snapshot(), sort_keys=True).encode()
-        return hashlib.sha256(blob).hexdigest()[:16]
+        """SHA-256 of ``json.dumps(self.snapshot(), sort_keys=True)``, the first 16 hex digits.
+
+        The text is assembled from cached parts (the graph's, the running verdict's) rather than
+        by encoding the snapshot: the same bytes, without re-encoding what a tick left alone.
+        """
+        pending = "null"
+        if self._pending is not None:
+            verdict, left, started = self._pending
+            pending = (
+                f'{{"left": {_int_text(left)}, "started": {_int_text(started)}, '
+                f'"verdict": {self._verdict_text(verdict)}}}'
+            )
+        drifts = "{}"
+        if self._drifts:
+            drifts = _SORTED_JSON({k: list(v) for k, v in self._drifts.items()})
+        blob = (
+            f'{{"drifts": {drifts}, "graph": {self._graph.to_json_text()}, '
+            f'"mode": {json.dumps(self.mode)}, "pending": {pending}}}'
+        )
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
     def close(self) -> None:
         pass
+
+    def _verdict_text(self, verdict: Verdict) -> str:
+        # The running action's verdict is hashed every tick it runs; encode it once.
+        cached = self._verdict_json
+        if cached is None or cached[0] is not verdict:
+            cached = (verdict, _SORTED_JSON(verdict.to_json()))
+            self._verdict_json = cached
+        return cached[1]
 
     # -- helpers -----------------------------------------------------------------------------
     def _drift(self, g: SceneGraph) -> SceneGraph:
@@ -174,6 +204,11 @@ class SymbolicWorld:
             if k in nodes and k != held:
                 rels = _resupport(g, nodes, rels, k)
         return g.replace(nodes=nodes, relations=rels)
+
+
+def _int_text(v: int) -> str:
+    """``json.dumps(v)`` for an int, without the encoder's overhead (bool would differ)."""
+    return str(v) if type(v) is int else json.dumps(v)
 
 
 def _vanished(g: SceneGraph, verdict: Verdict) -> str | None:

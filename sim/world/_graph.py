@@ -18,6 +18,7 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 Attr = float | bool | str
@@ -25,6 +26,10 @@ Relation = tuple[str, str, str]
 Vec3 = tuple[float, float, float]
 
 GRIPPER = "gripper"
+
+#: ``json.dumps(x, sort_keys=True)`` without building an encoder per call (what dumps does for
+#: any non-default argument): the same encoder settings, so the same text
+_SORTED_JSON = json.JSONEncoder(sort_keys=True).encode
 
 #: Capabilities an object can have. A world description sets them; rules read them.
 TAGS = frozenset(
@@ -83,6 +88,12 @@ class Node:
             attrs=dict(d.get("attrs", {})),
             visible=bool(d.get("visible", True)),
         )
+
+    @cached_property
+    def _json_text(self) -> str:
+        # A node is immutable and most survive a tick unchanged (the rules copy the mapping and
+        # replace only the nodes they touch), so each is encoded once, not once per tick.
+        return _SORTED_JSON(self.to_json())
 
 
 @dataclass(frozen=True)
@@ -149,6 +160,36 @@ class SceneGraph:
             "workspace": list(self.workspace),
         }
 
+    def to_json_text(self) -> str:
+        """Exactly ``json.dumps(self.to_json(), sort_keys=True)``, at a fraction of the cost.
+
+        The symbolic world's per-tick state hash is made of this text. It is assembled from
+        texts cached on the immutable nodes and on the graph (passed on by :meth:`replace` for
+        the parts it keeps), so a tick pays only for what it changed.
+        """
+        return self._json_text
+
+    @cached_property
+    def _json_text(self) -> str:
+        tick = str(self.tick) if type(self.tick) is int else json.dumps(self.tick)
+        return (
+            f'{{"nodes": {self._nodes_text}, "relations": {self._relations_text}, '
+            f'"tick": {tick}, "workspace": {self._workspace_text}}}'
+        )
+
+    @cached_property
+    def _nodes_text(self) -> str:
+        nodes = self.nodes
+        return "[" + ", ".join(nodes[k]._json_text for k in sorted(nodes)) + "]"
+
+    @cached_property
+    def _relations_text(self) -> str:
+        return json.dumps(sorted(list(r) for r in self.relations))
+
+    @cached_property
+    def _workspace_text(self) -> str:
+        return json.dumps(list(self.workspace))
+
     @staticmethod
     def from_json(d: Mapping[str, Any]) -> SceneGraph:
         nodes = {n["id"]: Node.from_json(n) for n in d["nodes"]}
@@ -180,12 +221,29 @@ class SceneGraph:
         nodes: Mapping[str, Node] | None = None,
         relations: Iterable[Relation] | None = None,
     ) -> SceneGraph:
-        return SceneGraph(
+        g = SceneGraph(
             tick=self.tick if tick is None else tick,
             nodes=self.nodes if nodes is None else nodes,
             relations=self.relations if relations is None else frozenset(relations),
             workspace=self.workspace,
         )
+        # Texts of the parts passed on unchanged stay valid (a symbolic tick usually changes the
+        # tick alone); cached_property keeps them in the instance dict, so they are copied there.
+        mine, theirs = self.__dict__, g.__dict__
+        for name in _CARRIED[nodes is None, relations is None]:
+            if name in mine:
+                theirs[name] = mine[name]
+        return g
+
+
+#: cached texts :meth:`SceneGraph.replace` passes on, by (nodes unchanged, relations unchanged)
+_CARRIED: Mapping[tuple[bool, bool], tuple[str, ...]] = {
+    (a, b): ("_workspace_text",)
+    + (("_nodes_text",) if a else ())
+    + (("_relations_text",) if b else ())
+    for a in (False, True)
+    for b in (False, True)
+}
 
 
 @dataclass(frozen=True)
@@ -230,7 +288,7 @@ def diff(before: SceneGraph, after: SceneGraph, *, move_tol: float = 0.01) -> Gr
     moved: dict[str, float] = {}
     for k, new in after.nodes.items():
         old = before.nodes.get(k)
-        if old is None:
+        if old is None or old is new:  # the same immutable node: nothing changed (symbolic ticks)
             continue
         changes = {
             a: (old.attrs.get(a), new.attrs.get(a))
@@ -244,13 +302,15 @@ def diff(before: SceneGraph, after: SceneGraph, *, move_tol: float = 0.01) -> Gr
         dist = sum((p - q) ** 2 for p, q in zip(old.pos, new.pos, strict=True)) ** 0.5
         if dist > move_tol:
             moved[k] = dist
+    same_rels = before.relations is after.relations
+    same_ids = before.nodes is after.nodes or before.nodes.keys() == after.nodes.keys()
     return GraphDiff(
-        added=tuple(sorted(after.relations - before.relations)),
-        removed=tuple(sorted(before.relations - after.relations)),
+        added=() if same_rels else tuple(sorted(after.relations - before.relations)),
+        removed=() if same_rels else tuple(sorted(before.relations - after.relations)),
         attrs=attrs,
         moved=moved,
-        appeared=tuple(sorted(set(after.nodes) - set(before.nodes))),
-        vanished=tuple(sorted(set(before.nodes) - set(after.nodes))),
+        appeared=() if same_ids else tuple(sorted(set(after.nodes) - set(before.nodes))),
+        vanished=() if same_ids else tuple(sorted(set(before.nodes) - set(after.nodes))),
     )
 
 

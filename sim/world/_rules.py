@@ -255,19 +255,19 @@ def heat_step(g: SceneGraph, dt: float) -> dict[str, float]:
 
     Returns only the objects whose level changed. Both modes integrate cooking with this.
     """
-    hot_pans = {
-        pan
-        for pan, node in g.nodes.items()
-        if node.type == "pan"
-        and any(
-            g.nodes[b].has("heater") and bool(g.nodes[b].attrs.get("on"))
-            for k, p, b in g.relations
-            if k == "on" and p == pan and b in g.nodes
-        )
-    }
+    nodes = g.nodes
+    hot_pans: set[str] = set()
+    for kind, pan, b in g.relations:  # a pan on a burner that is on
+        if kind == "on" and pan in nodes and b in nodes and nodes[pan].type == "pan":
+            burner = nodes[b]
+            if burner.has("heater") and bool(burner.attrs.get("on")):
+                hot_pans.add(pan)
     out: dict[str, float] = {}
+    if not hot_pans:  # nothing can be heated: most ticks of most scenes
+        return out
+    held = g.held()
     for k, node in g.nodes.items():
-        if not node.has("cookable") or g.held() == k:
+        if not node.has("cookable") or held == k:
             continue
         heated = any((r in ("on", "in")) and b in hot_pans for r, a, b in g.relations if a == k)
         if heated:
