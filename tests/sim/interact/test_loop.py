@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import Any
 
@@ -27,7 +28,8 @@ def test_same_seed_same_episode_and_personas_differ() -> None:
 
 def test_forgotten_step_is_detected_and_prevented_by_the_oracle() -> None:
     ep = _run("cook-patty", "balanced")
-    states = {e.id: s for e, s in zip(ep.agent.harness.events, ep.agent.harness.states)}
+    h = ep.agent.harness
+    states = {e.id: s for e, s in zip(h.events, h.states, strict=True)}
     forgot = states["burner-left-on"]
     assert forgot.trigger_tick is not None and forgot.resolution == "accepted"
     assert forgot.commit_tick is None  # the patty never burnt: prevented
@@ -62,7 +64,7 @@ def test_measured_latency_delivers_replies_d_ticks_later_while_the_world_runs() 
     assert delivered and all(tick == asked_at + 13 for asked_at, tick in delivered.items())
     # one request in flight: the next query is never before the last reply arrived
     ticks = [x["tick"] for x in asked]
-    assert all(b - a >= 13 for a, b in zip(ticks, ticks[1:]))
+    assert all(b - a >= 13 for a, b in itertools.pairwise(ticks))
 
 
 LEAKS = ("LEAK-MISTAKE-7f3a", "LEAK-SAY-91bc", "LEAK-PLAN-c0de")
