@@ -170,22 +170,28 @@ def replay_episode(project: Project, episode_id: str) -> ReplayReport:
         anomalies=bool(ep.config.get("anomalies", True)),
         end_tick=ep.ticks,
     )
+    return compare_replay(runner, ep.id, expected)
+
+
+def compare_replay(runner: EpisodeRunner, episode_id: str, expected: list[str]) -> ReplayReport:
+    """Run a replaying runner, comparing each state hash with the recorded one as it is made,
+    and stop at the first difference (the world is closed at the end)."""
     try:
         runner.start()
-        # compare each hash as it is produced and stop at the first difference
         while runner.hashes == expected[: len(runner.hashes)] and runner.result is None:
             runner.step()
     finally:
-        world.close()
+        runner.world.close()
     got = runner.hashes
+    ticks = len(expected) - 1
     first = next(
         (i for i, (a, b) in enumerate(zip(expected, got, strict=False)) if a != b),
         None if len(got) == len(expected) else min(len(got), len(expected)),
     )
     if first is None:
-        return ReplayReport(ep.id, ep.ticks, len(got), None)
+        return ReplayReport(episode_id, ticks, len(got), None)
     return ReplayReport(
-        ep.id, ep.ticks, first, first,
+        episode_id, ticks, first, first,
         expected[first] if first < len(expected) else None,
         got[first] if first < len(got) else None,
     )  # fmt: skip

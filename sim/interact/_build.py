@@ -16,7 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from sim.assistants import TimingConfig
-from sim.episode import EpisodeRunner, ReplayReport, SqliteSink, make_world, open_scenario
+from sim.episode import (
+    EpisodeRunner,
+    ReplayReport,
+    SqliteSink,
+    compare_replay,
+    make_world,
+    open_scenario,
+)
 from sim.interact._participants import Setup, make_assistant, make_user
 from sim.interact._replay import ReplayAssistant, ReplayUser
 from sim.interact._schedule import Schedule, ScheduleError, load_schedule, parse_schedule
@@ -188,20 +195,4 @@ def replay_interactive(project: Project, episode_id: str) -> ReplayReport:
         timing=TimingConfig(t["mode"], t["cadence"], t["fixed_delay"], t["cap"], t["tick_s"]),
     )
     runner = EpisodeRunner(world, bound, agent, seed=ep.seed, end_tick=ep.ticks)
-    expected = project.episodes.hashes(ep.id)
-    try:
-        runner.start()
-        while runner.hashes == expected[: len(runner.hashes)] and runner.result is None:
-            runner.step()
-    finally:
-        world.close()
-    got = runner.hashes
-    first = next(
-        (i for i, (a, b) in enumerate(zip(expected, got, strict=False)) if a != b),
-        None if len(got) == len(expected) else min(len(got), len(expected)),
-    )
-    if first is None:
-        return ReplayReport(ep.id, ep.ticks, len(got), None)
-    return ReplayReport(ep.id, ep.ticks, first, first,
-                        expected[first] if first < len(expected) else None,
-                        got[first] if first < len(got) else None)  # fmt: skip
+    return compare_replay(runner, ep.id, project.episodes.hashes(ep.id))
