@@ -22,7 +22,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from storage._db import write
+from storage._db import ids_with_prefix, write
 from storage._history import now
 from storage._interaction_records import (
     ATTRIBUTION_PARTIES,
@@ -280,12 +280,7 @@ class Batches:
             return batch_id
         prefix = batch_id.lower()
         if len(prefix) >= MIN_PREFIX:
-            # A range on the primary key index instead of LIKE, which would scan every row.
-            upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
-            rows = db.execute(
-                "SELECT id, name FROM sim_batches WHERE id >= ? AND id < ? ORDER BY id LIMIT 3",
-                [prefix, upper],
-            ).fetchall()
+            rows = ids_with_prefix(db, "sim_batches", prefix, "id, name")
             if len(rows) == 1:
                 return str(rows[0][0])
             if rows:

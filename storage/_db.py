@@ -52,6 +52,21 @@ def write(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Database]:
         conn.execute("COMMIT")
 
 
+def ids_with_prefix(
+    db: sqlite_utils.Database, table: str, prefix: str, columns: str = "id", limit: int = 3
+) -> list[tuple[object, ...]]:
+    """Rows (``columns``) whose text primary key ``id`` starts with ``prefix``, by id.
+
+    A range on the primary key index instead of LIKE, which would scan every row.
+    """
+    upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+    rows = db.execute(
+        f"SELECT {columns} FROM {table} WHERE id >= ? AND id < ? ORDER BY id LIMIT ?",
+        [prefix, upper, limit],
+    ).fetchall()
+    return [tuple(r) for r in rows]
+
+
 def schema_version(db: sqlite_utils.Database) -> int:
     """The schema version stored in the database (0 for a new file)."""
     if "meta" not in db.table_names():

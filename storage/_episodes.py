@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from storage._bundle_format import file_sha256
-from storage._db import write
+from storage._db import ids_with_prefix, write
 from storage._episode_records import (
     ActionRecord,
     AmbiguousEpisodeError,
@@ -462,12 +462,7 @@ class Episodes:
                 f"{field}: no episode {episode_id!r} (a shortened id needs at least "
                 f"{MIN_PREFIX} characters)"
             )
-        # A range on the primary key index instead of LIKE, which would scan every row.
-        upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
-        rows = db.execute(
-            "SELECT id FROM sim_episodes WHERE id >= ? AND id < ? ORDER BY id LIMIT 3",
-            [prefix, upper],
-        ).fetchall()
+        rows = ids_with_prefix(db, "sim_episodes", prefix)
         if not rows:
             raise EpisodeNotFoundError(f"{field}: no episode {episode_id!r} in this project")
         if len(rows) > 1:

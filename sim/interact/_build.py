@@ -15,7 +15,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from sim.assistants import TimingConfig
+from sim.assistants import Timing, TimingConfig
 from sim.episode import (
     EpisodeRunner,
     ReplayReport,
@@ -49,12 +49,14 @@ def recipe_steps(bound: BoundScenario) -> tuple[str, ...]:
     return tuple(out)
 
 
-def timing_for(world_delta: float, mode: str = "fixed", *, cadence: int = 2,
-               fixed_delay: int = 2) -> TimingConfig:  # fmt: skip
+def timing_for(
+    world_delta: float, mode: Timing = "fixed", *, cadence: int = 2, fixed_delay: int = 2
+) -> TimingConfig:
     """The spec's timing on a world whose tick is ``world_delta`` seconds long."""
     cap = math.ceil(round(CAP_SECONDS / world_delta, 6))
-    return TimingConfig(mode=mode, cadence=cadence, fixed_delay=fixed_delay, cap=cap,  # type: ignore[arg-type]
-                        tick_s=world_delta)  # fmt: skip
+    return TimingConfig(
+        mode=mode, cadence=cadence, fixed_delay=fixed_delay, cap=cap, tick_s=world_delta
+    )
 
 
 def schedules_dir() -> Path:
@@ -62,6 +64,8 @@ def schedules_dir() -> Path:
 
 
 def known_ids(world: World, seed: int) -> set[str]:
+    """The objects this scenario's layout actually places (not every object of the scene
+    family), so a schedule naming one it lacks is refused before the episode starts."""
     return set(world.reset(seed).nodes)
 
 
@@ -90,7 +94,7 @@ def build_interactive(
     assistant: str = "oracle",
     user_options: dict[str, Any] | None = None,
     assistant_options: dict[str, Any] | None = None,
-    timing: str = "fixed",
+    timing: Timing = "fixed",
     schedule: Schedule | dict[str, Any] | None = None,
     seed: int | None = None,
     project: Project | None = None,

@@ -22,6 +22,7 @@ from typing import Any
 from sim.contracts import Event, Truth
 from sim.interact._schedule import Schedule, ScheduledEvent
 from sim.world import SceneGraph
+from storage import EventStatus, Resolution
 
 _PAST = {
     "pick": "picked up",
@@ -38,11 +39,11 @@ _PAST = {
 class EventState:
     """The runtime record of one scheduled event (stored with the episode)."""
 
-    status: str = "pending"  # pending | active | resolved
+    status: EventStatus = "pending"
     trigger_tick: int | None = None
     commit_tick: int | None = None
     resolve_tick: int | None = None
-    resolution: str | None = None
+    resolution: Resolution | None = None
     accept_tick: int | None = None
     data: dict[str, Any] = field(default_factory=dict)
 
@@ -242,12 +243,12 @@ class Harness:
         self.states[self.holding].accept_tick = tick
         return self._release(self.holding, tick, "accepted")
 
-    def _release(self, i: int, tick: int, why: str) -> bool:
+    def _release(self, i: int, tick: int, why: Resolution) -> bool:
         self._resolve(i, tick, why)
         self.holding = None
         return True
 
-    def _resolve(self, i: int, tick: int, why: str) -> None:
+    def _resolve(self, i: int, tick: int, why: Resolution) -> None:
         st = self.states[i]
         st.status, st.resolve_tick, st.resolution = "resolved", tick, why
 

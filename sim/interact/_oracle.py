@@ -194,9 +194,7 @@ class OracleAssistant:
             elif (
                 p + 1 < len(steps)
                 and _holds(steps[p + 1], scene, steps[p + 2 :])
-                and (
-                    _parse_step(steps[p]) is None or _parse_step(steps[p])[0] == "pick"  # type: ignore[index]
-                )
+                and ((here := _parse_step(steps[p])) is None or here[0] == "pick")
             ):
                 p += 2  # a pick and its place seen at once
             else:
@@ -245,8 +243,8 @@ class OracleAssistant:
                 if k == held or where in ("on table", "held") or where.startswith("in "):
                     continue
                 target = where[3:]
-                planned = [s for s in steps if (ps := _parse_step(s)) and ps[:2] == ("place", k)]
-                if planned and not any(_parse_step(s)[2] == target for s in planned):  # type: ignore[index]
+                placed = [q for s in steps if (q := _parse_step(s)) and q[:2] == ("place", k)]
+                if placed and not any(q[2] == target for q in placed):
                     found = ("wrong_order", k, f"The {_name(k)} is on the {_name(target)}, "
                              f"which is wrong. {free(k)}pick up the {_name(k)}, then put the "
                              f"{_name(k)} on the table.")  # fmt: skip

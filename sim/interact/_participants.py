@@ -50,25 +50,23 @@ def register_assistant(name: str, factory: AssistantFactory) -> None:
     ASSISTANTS[name] = factory
 
 
-def make_user(name: str, setup: Setup) -> SimUser:
+def _factory(registry: dict[str, Any], role: str, name: str) -> Any:
     try:
-        factory = USERS[name]
+        return registry[name]
     except KeyError:
         raise ParticipantError(
-            f"no simulated user {name!r} (known: {', '.join(sorted(USERS))}; model-backed "
-            "users need the judge package loaded)"
+            f"no {role} {name!r} (known: {', '.join(sorted(registry))}; model-backed ones need "
+            "the judge package loaded)"
         ) from None
+
+
+def make_user(name: str, setup: Setup) -> SimUser:
+    factory: UserFactory = _factory(USERS, "simulated user", name)
     return factory(setup)
 
 
 def make_assistant(name: str, setup: Setup) -> Assistant:
-    try:
-        factory = ASSISTANTS[name]
-    except KeyError:
-        raise ParticipantError(
-            f"no assistant {name!r} (known: {', '.join(sorted(ASSISTANTS))}; model-backed "
-            "assistants need the judge package loaded)"
-        ) from None
+    factory: AssistantFactory = _factory(ASSISTANTS, "assistant", name)
     return factory(setup)
 
 

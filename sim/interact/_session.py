@@ -169,8 +169,8 @@ class InteractiveAgent:
         arrived = self.clock.deliver(t)
         if arrived is None:
             return False
+        self.memory = arrived.reply  # its structured reply, verbatim: the Plan–Act memory
         reply = AssistantReply.from_json(arrived.reply)
-        self.memory = reply.to_json()
         if reply.text or reply.flag:
             self._turn(t, "assistant", reply.text, flag=reply.flag, target=reply.flag_target,
                        meta={"asked": arrived.asked})  # fmt: skip
@@ -266,9 +266,10 @@ class InteractiveAgent:
             memory=self.memory,
         )
         reply, latency = self.assistant.respond(view)
-        due = self.clock.asked(t, reply.to_json(), latency)
+        received = reply.to_json()
+        due = self.clock.asked(t, received, latency)
         self.tables.exchanges.append(
-            {"tick": t, "party": "assistant", "sent": view.to_json(), "received": reply.to_json(),
+            {"tick": t, "party": "assistant", "sent": view.to_json(), "received": received,
              "latency_s": latency, "due_tick": due}
         )  # fmt: skip
 

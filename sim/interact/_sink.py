@@ -60,11 +60,11 @@ def event_records(agent: InteractiveAgent) -> list[EventRecord]:
                 category=ev.spec.category,
                 type=ev.spec.type,
                 spec_json=_dumps(ev.spec.model_dump(mode="json", exclude_defaults=True)),
-                status=st.status,  # type: ignore[arg-type]  # the harness's own vocabulary
+                status=st.status,
                 trigger_tick=st.trigger_tick,
                 commit_tick=st.commit_tick,
                 resolve_tick=st.resolve_tick,
-                resolution=st.resolution,  # type: ignore[arg-type]
+                resolution=st.resolution,
                 accept_tick=st.accept_tick,
                 data_json=_dumps(st.data),
             )
@@ -82,10 +82,7 @@ class InteractionSink:
         self._exchanges = 0
 
     def start(self, runner: EpisodeRunner) -> None:
-        self._turns = len(self.agent.tables.turns)
-        self._exchanges = len(self.agent.tables.exchanges)
-        if runner.tick > 0:  # a fork: its parent's rows are not this episode's
-            self._turns = self._exchanges = 0
+        self._turns = self._exchanges = 0
 
     def record(
         self,
@@ -95,7 +92,9 @@ class InteractionSink:
         anomalies: Sequence[AnomalyEntry],
         snapshot: dict[str, Any] | None,
     ) -> None:
-        if not self.db.defer and len(self.agent.tables.turns) - self._turns > 25:
+        tables = self.agent.tables
+        new = len(tables.turns) - self._turns + len(tables.exchanges) - self._exchanges
+        if not self.db.defer and new > 50:
             self._flush()
 
     def _flush(self) -> None:

@@ -15,7 +15,7 @@ is stored (the audit of what each side was actually given) and replayed:
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from sim.world import SceneGraph
@@ -113,7 +113,14 @@ class AssistantReply:
     note: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return {
+            "text": self.text,
+            "flag": self.flag,
+            "flag_target": self.flag_target,
+            "progress": dict(self.progress),
+            "goal_change": self.goal_change,
+            "note": self.note,
+        }
 
     @staticmethod
     def from_json(d: dict[str, Any]) -> AssistantReply:
@@ -167,16 +174,24 @@ class UserTurn:
     done: bool = False  # the user considers the task finished
 
     def to_json(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["commands"] = list(self.commands)
-        return out
+        return {
+            "utterance": self.utterance,
+            "move": self.move,
+            "plan": self.plan,
+            "commands": list(self.commands),
+            "error_call": self.error_call,
+            "done": self.done,
+        }
 
     @staticmethod
     def from_json(d: dict[str, Any]) -> UserTurn:
+        """A reply from any user back-end; an unknown move or plan mode counts as silence
+        with the queue retained (spec §8 item 14), never as an error mid-episode."""
         plan = d.get("plan", "retain")
+        move = str(d.get("move") or "continue")
         return UserTurn(
             utterance=str(d.get("utterance") or ""),
-            move=str(d.get("move") or "continue"),
+            move=move if move in MOVES else "continue",
             plan=plan if plan in ("retain", "append", "replace") else "retain",
             commands=tuple(str(c) for c in d.get("commands") or ()),
             error_call=d.get("error_call"),
