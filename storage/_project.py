@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from contextlib import AbstractContextManager
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -85,6 +86,10 @@ class Project:
             raise
         (root / "media").mkdir(exist_ok=True)
         return cls(root, db)
+
+    def transaction(self) -> AbstractContextManager[sqlite_utils.Database]:
+        """One write transaction over several stores (nested blocks join it): all or nothing."""
+        return write(self.db)
 
     def close(self) -> None:
         self.db.close()

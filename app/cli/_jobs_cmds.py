@@ -21,7 +21,7 @@ project_option = click.option(
 
 # The packages whose job kinds this workbench's worker runs: the queue (storage) names none of
 # them, each registers its own kinds when imported, and the worker process is composed here.
-WORKER_KIND_MODULES = ("judge",)
+WORKER_KIND_MODULES = ("judge", "sim.batch")
 
 
 @click.command()

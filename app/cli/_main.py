@@ -14,6 +14,8 @@ import click
 
 from app.cli import (
     _agreement_cmd,
+    _batch_cmds,
+    _episode_cmds,
     _jobs_cmds,
     _judge_cmds,
     _media,
@@ -37,6 +39,12 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
+        except BrokenPipeError:
+            # the reader went away (`workbench … | head`): what was printed is what they wanted
+            import os
+
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(0)
         except Exception as e:
             # imported here, not at the top: `workbench --help` must not load the core
             from annotation import UserError
@@ -76,6 +84,8 @@ for command in (
     *_judge_cmds.COMMANDS,
     *_study_cmds.COMMANDS,
     *_sim_cmds.COMMANDS,
+    *_episode_cmds.COMMANDS,
+    *_batch_cmds.COMMANDS,
 ):
     cli.add_command(command)
 

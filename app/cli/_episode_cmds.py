@@ -1,0 +1,127 @@
+"""``workbench episode run``: one interactive episode (simulated user + assistant under test)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+
+def _options(pairs: tuple[str, ...], flag: str) -> dict[str, Any]:
+    """``key=value`` pairs; a value that reads as JSON (numbers, true) is taken as such."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"expected KEY=VALUE, got {pair!r}", param_hint=flag)
+        try:
+            out[key] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key] = value
+    return out
+
+
+@click.group()
+def episode() -> None:
+    """Interactive episodes: a simulated user works while an assistant under test talks."""
+
+
+@episode.command("run")
+@click.argument("scenario")
+@click.option(
+    "--project", "project_dir", required=True, type=click.Path(path_type=Path),
+    help="Project folder (created if missing).",
+)  # fmt: skip
+@click.option(
+    "--persona", default="balanced", show_default=True,
+    help="A named persona (novice, expert, balanced, fast-sceptic) or a JSON file.",
+)  # fmt: skip
+@click.option("--user", default="rule", show_default=True, help="Simulated user kind.")
+@click.option("--assistant", default="oracle", show_default=True, help="Assistant kind.")
+@click.option("--profile", help="Model profile for an llm user or assistant.")
+@click.option("--user-option", "user_opts", multiple=True, metavar="KEY=VALUE")
+@click.option("--assistant-option", "assistant_opts", multiple=True, metavar="KEY=VALUE")
+@click.option("--timing", default="fixed", show_default=True,
+              type=click.Choice(["fixed", "measured"]))  # fmt: skip
+@click.option("--mode", default="symbolic", show_default=True,
+              type=click.Choice(["symbolic", "physics"]))  # fmt: skip
+@click.option("--schedule", type=click.Path(path_type=Path),
+              help="An event schedule file (default: the scenario's shipped one).")  # fmt: skip
+@click.option("--seed", type=int, default=None, help="Layout seed (default: the scenario's).")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def run(
+    scenario: str, project_dir: Path, persona: str, user: str, assistant: str,
+    profile: str | None, user_opts: tuple[str, ...], assistant_opts: tuple[str, ...],
+    timing: str, mode: str, schedule: Path | None, seed: int | None, as_json: bool,
+) -> None:  # fmt: skip
+    """Run SCENARIO with a simulated user and an assistant, and record the episode."""
+    import judge  # noqa: F401  (registers the model-backed participants)
+    from sim.episode import open_scenario
+    from sim.interact import load_schedule, run_interactive
+    from sim.users import PROFILES, parse_persona
+    from storage import Project
+
+    u_options, a_options = (
+        _options(user_opts, "--user-option"),
+        _options(assistant_opts, "--assistant-option"),
+    )
+    if profile is not None:
+        for kind, opts in ((user, u_options), (assistant, a_options)):
+            if kind == "llm":
+                opts.setdefault("profile", profile)
+    if persona in PROFILES:
+        who = PROFILES[persona]
+    else:
+        path = Path(persona)
+        if not path.is_file():
+            raise click.BadParameter(
+                f"{persona!r} is neither a named persona ({', '.join(PROFILES)}) nor a file",
+                param_hint="--persona",
+            )
+        who = parse_persona(json.loads(path.read_text(encoding="utf-8")), where=str(path))
+    bound = open_scenario(scenario)
+    with Project.open_or_create(project_dir) as project:
+        sched = None
+        if schedule is not None:
+            from sim.episode import make_world
+
+            world = make_world(bound, "symbolic")
+            try:
+                ids = set(world.reset(bound.scenario.seed if seed is None else seed).nodes)
+            finally:
+                world.close()
+            sched = load_schedule(schedule, bound, ids)
+        ep = run_interactive(
+            bound=bound, mode=mode, persona=who, user=user, assistant=assistant,
+            user_options=u_options, assistant_options=a_options,
+            timing="measured" if timing == "measured" else "fixed",
+            schedule=sched, seed=seed, project=project,
+        )  # fmt: skip
+        assert ep.episode_id is not None
+        stored = project.episodes.get(ep.episode_id)
+        values = project.episodes.metrics(stored.id)
+        events = project.episodes.events(stored.id)
+        turns = project.episodes.turns(stored.id)
+    if as_json:
+        click.echo(json.dumps({
+            "episode": stored.id, "status": stored.status.value, "ticks": stored.ticks,
+            "metrics": values, "turns": len(turns),
+            "events": [{"id": e.event_id, "category": e.category, "type": e.type,
+                        "trigger_tick": e.trigger_tick, "resolution": e.resolution}
+                       for e in events],
+        }, indent=2))  # fmt: skip
+        return
+    ok = "succeeded" if values.get("success") == 1.0 else "failed"
+    click.echo(
+        f"episode {stored.id[:8]}: {bound.name}, {who.name}, {user}+{assistant}: {ok} "
+        f"({stored.status.value}, {stored.ticks} ticks, {len(turns)} turns)"
+    )
+    for e in events:
+        when = "not reached" if e.trigger_tick is None else f"t{e.trigger_tick} → {e.resolution}"
+        click.echo(f"  event {e.event_id} ({e.category}{' ' + e.type if e.type else ''}): {when}")
+    click.echo(f"metrics: workbench metrics {stored.id[:8]} --project {project_dir}")
+
+
+COMMANDS = [episode]

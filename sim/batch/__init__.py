@@ -1,0 +1,56 @@
+"""Episode batches: manifests, their ``sim.episode`` jobs, results tables, failure attribution.
+
+Importing this package registers the ``sim.episode`` job kind, so a worker hosting it (see
+``app/cli/_jobs_cmds.py``) runs batch episodes next to the judge's jobs.
+"""
+
+from sim.batch._attribution import GUIDANCE_WINDOW, propose_attribution, store_attribution
+from sim.batch._jobs import AFTER_STORE, EPISODE_KIND, episode_job, queue_batch
+from sim.batch._manifest import (
+    FORMAT,
+    Manifest,
+    ManifestError,
+    Participant,
+    load_manifest,
+    parse_manifest,
+    plan_cells,
+)
+from sim.batch._results import (
+    AXES,
+    ITEMS,
+    METRICS,
+    ResultsError,
+    ResultsTable,
+    Row,
+    drill_down,
+    format_summary,
+    results_table,
+    stored_items,
+)
+
+__all__ = [
+    "AFTER_STORE",
+    "AXES",
+    "EPISODE_KIND",
+    "FORMAT",
+    "GUIDANCE_WINDOW",
+    "ITEMS",
+    "METRICS",
+    "Manifest",
+    "ManifestError",
+    "Participant",
+    "ResultsError",
+    "ResultsTable",
+    "Row",
+    "drill_down",
+    "episode_job",
+    "format_summary",
+    "load_manifest",
+    "parse_manifest",
+    "plan_cells",
+    "propose_attribution",
+    "queue_batch",
+    "results_table",
+    "store_attribution",
+    "stored_items",
+]

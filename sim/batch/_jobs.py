@@ -1,0 +1,145 @@
+"""Queue a batch and run its episodes as ``sim.episode`` jobs, each stored exactly once.
+
+:func:`queue_batch` plans the batch, queues one job per planned episode and links them, all in
+one transaction: a batch is queued whole or not at all. The job's payload only points at its
+planned run (``{"batch_id", "cell", "run"}``); what to run is read from the stored manifest, so
+the plan the user saw is the plan that runs.
+
+The job runs the interactive episode with deferred sinks (nothing is written while it runs) and
+returns a :class:`JobOutcome` whose ``write`` stores the whole episode, links it to its planned
+run, and stores its metrics and proposed failure attribution — inside the worker's transaction
+that marks the job done. A worker killed mid-episode therefore leaves nothing behind and the
+job runs again from the start; a job that finds its run already stored (a stale re-run) stores
+nothing; and :meth:`storage.Batches.store_episode` refuses a second episode for one run, which
+rolls the whole transaction back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from annotation import UserError
+from sim.batch._attribution import store_attribution
+from sim.batch._manifest import Manifest, ManifestError, parse_manifest, plan_cells
+from sim.episode import EpisodeRunner, RunState, open_scenario
+from sim.interact import build_interactive
+from storage import (
+    DEFAULT_MAX_ATTEMPTS,
+    JobContext,
+    JobError,
+    JobOutcome,
+    Project,
+    register,
+)
+
+EPISODE_KIND = "sim.episode"
+PROGRESS_EVERY = 200  # ticks between progress reports and cancellation checks
+
+#: run after an episode is stored, in the same transaction: ``(project, episode_id)``
+AfterStore = Callable[[Project, str], None]
+AFTER_STORE: list[AfterStore] = [store_attribution]
+
+
+def queue_batch(
+    project: Project, manifest: Manifest, *, max_attempts: int = DEFAULT_MAX_ATTEMPTS
+) -> tuple[str, list[int]]:
+    """Plan the batch and queue one job per planned episode; returns the batch id and job ids.
+
+    A participant option naming a model ``profile`` the project lacks is refused first.
+    """
+    for k, a in enumerate([*manifest.assistants, manifest.user]):
+        profile = a.options.get("profile")
+        if profile is not None and profile not in project.profiles:
+            field = f"assistants[{k}]" if k < len(manifest.assistants) else "user"
+            raise ManifestError(
+                f"manifest {manifest.name!r}: {field}.options.profile: no model profile "
+                f"{profile!r} in {project.root} (profiles: "
+                f"{', '.join(project.profiles.list()) or 'none yet'})"
+            )
+    cells = plan_cells(manifest)
+    with project.transaction():
+        batch_id = project.batches.create(manifest.name, manifest.to_json(), cells)
+        payloads = [{"batch_id": batch_id, "cell": c.cell, "run": c.run} for c in cells]
+        job_ids = project.jobs.enqueue(
+            EPISODE_KIND, payloads, batch=batch_id, max_attempts=max_attempts
+        )
+        project.batches.set_jobs(
+            batch_id, {(c.cell, c.run): j for c, j in zip(cells, job_ids, strict=True)}
+        )
+    return batch_id, job_ids
+
+
+def _finished(runner: EpisodeRunner) -> bool:
+    return runner.state is RunState.FINISHED
+
+
+def _payload(payload: Mapping[str, Any]) -> tuple[str, int, int]:
+    batch_id, cell, run = payload.get("batch_id"), payload.get("cell"), payload.get("run")
+    if not isinstance(batch_id, str) or not batch_id:
+        raise JobError(f"{EPISODE_KIND}: payload field 'batch_id' must be a batch id")
+    for name, value in (("cell", cell), ("run", run)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise JobError(f"{EPISODE_KIND}: payload field {name!r} must be an int >= 0")
+    assert isinstance(cell, int) and isinstance(run, int)
+    return batch_id, cell, run
+
+
+@register(EPISODE_KIND)
+def episode_job(ctx: JobContext) -> JobOutcome:
+    """Run one planned episode of a batch (see the module docstring)."""
+    batch_id, cell, run = _payload(ctx.payload)
+    project = Project.open(ctx.project_root)
+    try:
+        return _run(ctx, project, batch_id, cell, run)
+    except UserError as err:  # a manifest, scenario or participant that cannot be used
+        raise JobError(f"{EPISODE_KIND}: {err}") from None
+    finally:
+        project.close()
+
+
+def _run(ctx: JobContext, project: Project, batch_id: str, cell: int, run: int) -> JobOutcome:
+    batch = project.batches.get(batch_id)
+    planned = project.batches.cell(batch.id, cell, run)
+    if planned.episode_id is not None:  # an earlier attempt stored it: nothing more to do
+        stored = planned.episode_id
+        return JobOutcome(write=lambda _p: f"sim_episodes:{stored}")
+    manifest = parse_manifest(batch.manifest, source=f"batch {batch.id[:8]} manifest")
+    assistant = manifest.assistant(planned.assistant)
+    ep = build_interactive(
+        open_scenario(planned.scenario),
+        mode=manifest.mode,
+        persona=manifest.persona(planned.persona),
+        user=manifest.user.kind,
+        assistant=assistant.kind,
+        user_options=manifest.user.options,
+        assistant_options=assistant.options,
+        timing="measured" if planned.timing == "measured" else "fixed",
+        seed=planned.seed,
+        project=project,
+        defer=True,
+    )
+    runner, sink = ep.runner, ep.sink
+    assert sink is not None
+    budget = max(1, runner.budgets.max_ticks)
+    try:
+        runner.start()
+        while not _finished(runner):
+            if ctx.cancelled():
+                raise JobError(f"{EPISODE_KIND}: cancelled")
+            for _ in range(PROGRESS_EVERY):
+                runner.step()
+                if _finished(runner):
+                    break
+            ctx.progress(min(runner.tick / budget, 0.99), f"tick {runner.tick}")
+    finally:
+        runner.world.close()
+
+    def write(p: Project) -> str:
+        episode_id = sink.commit(p)
+        p.batches.store_episode(batch.id, cell, run, episode_id)
+        for hook in AFTER_STORE:
+            hook(p, episode_id)
+        return f"sim_episodes:{episode_id}"
+
+    return JobOutcome(write=write)
