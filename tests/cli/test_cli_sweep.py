@@ -60,6 +60,13 @@ SWEEP: dict[str, list[str]] = {
     "sim fork": ["nope", "3", "--project", "{P}"],
     "sim episodes": ["--project", "{P}"],
     "sim check": ["{X}", "--ee-site", "s", "--arm-joints", "j1", "--gripper", "g"],
+    "episode run": ["nope", "--project", "{P}"],
+    "batch run": ["{X}.json", "--project", "{P}"],
+    "batch status": ["nope", "--project", "{P}"],
+    "batch list": ["--project", "{P}"],
+    "batch attribution": ["nope", "--project", "{P}"],
+    "batch attribute": ["nope", "user", "why", "--project", "{P}"],
+    "metrics": ["nope", "--project", "{P}"],
 }
 # Variants run on top of the table: the same command on a project path that does not exist, and
 # on a folder that is not a project.
