@@ -36,7 +36,17 @@ def list_scenarios() -> None:
 @sim.command()
 @click.argument("scenario")
 @project_option
-@click.option("--agent", default="scripted", show_default=True, type=click.Choice(["scripted"]))
+@click.option(
+    "--agent", default="scripted", show_default=True,
+    type=click.Choice(["scripted", "llm", "external"]),
+    help="scripted: the scenario's reference plan; llm: the tool-calling agent on --profile; "
+    "external: your own process speaking workbench-agent/1 (--agent-cmd).",
+)  # fmt: skip
+@click.option("--profile", help="Model profile for --agent llm.")
+@click.option(
+    "--agent-cmd", "agent_command",
+    help="The external agent's command line, e.g. 'python my_policy.py' (--agent external).",
+)  # fmt: skip
 @click.option(
     "--mode", default="physics", show_default=True, type=click.Choice(["physics", "symbolic"])
 )
@@ -55,6 +65,8 @@ def run(
     scenario: str,
     project_dir: Path,
     agent: str,
+    profile: str | None,
+    agent_command: str | None,
     mode: str,
     videos: tuple[str, ...],
     seed: int | None,
@@ -73,11 +85,28 @@ def run(
         from sim.gl import require_rendering
 
         require_rendering()
+    if agent == "llm" and not profile:
+        raise click.UsageError("--agent llm needs --profile NAME (see `workbench judge profile`)")
+    if agent == "external" and not agent_command:
+        raise click.UsageError("--agent external needs --agent-cmd 'your agent command line'")
     bound = open_scenario(scenario)
     with Project.open_or_create(project_dir) as project:
+        factory = None
+        if agent == "llm":
+            from judge import tool_agent_factory
+
+            assert profile is not None
+            factory = tool_agent_factory(project, profile)
+        elif agent == "external":
+            import shlex
+
+            from sim.external import external_factory
+
+            assert agent_command is not None
+            factory = external_factory(shlex.split(agent_command))
         ep = run_episode(
-            bound, mode=mode, agent=agent, seed=seed, project=project, videos=videos,
-            anomalies=not no_anomalies, reference=reference, arm=arm,
+            bound, mode=mode, agent=agent, agent_factory=factory, seed=seed, project=project,
+            videos=videos, anomalies=not no_anomalies, reference=reference, arm=arm,
         )  # fmt: skip
     result = ep.runner.result
     assert result is not None

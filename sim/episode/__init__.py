@@ -6,6 +6,7 @@ from sim.episode._build import (
     AGENTS,
     ARMS,
     MODES,
+    AgentFactory,
     Episode,
     ReplayReport,
     compare_replay,
@@ -16,6 +17,7 @@ from sim.episode._build import (
     run_episode,
 )
 from sim.episode._demo import write_sim_cases
+from sim.episode._exchange_log import ExchangeLog
 from sim.episode._runner import EpisodeRunner, RunState, Sink
 from sim.episode._sinks import SqliteSink, VideoSink
 from sim.episode._trace import (
@@ -33,10 +35,12 @@ __all__ = [
     "RUN_STATUSES",
     "ActionEntry",
     "Agent",
+    "AgentFactory",
     "AnomalyEntry",
     "Episode",
     "EpisodeResult",
     "EpisodeRunner",
+    "ExchangeLog",
     "Observation",
     "ReplayAgent",
     "ReplayReport",

@@ -8,12 +8,13 @@ refuse if the file changed since (its digest is stored with the episode).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
 from sim.episode._agents import Agent, ReplayAgent, ScriptedAgent
+from sim.episode._exchange_log import ExchangeLog
 from sim.episode._runner import EpisodeRunner, Sink
 from sim.episode._sinks import SqliteSink, VideoSink, motion_version
 from sim.gl import require_rendering
@@ -23,6 +24,11 @@ from storage import EpisodeError, EpisodeRecord, Project
 
 MODES = ("physics", "symbolic")
 AGENTS = ("scripted",)
+
+#: an agent built once the world exists (a model-backed or external agent needs it):
+#: ``(bound, world, log) -> (agent, its own sinks)``; ``log`` stores what it sent and received.
+#: An agent with a ``close()`` is closed when the episode ends, however it ends.
+AgentFactory = Callable[[BoundScenario, World, ExchangeLog], tuple[Agent, Sequence[Sink]]]
 ARMS = ("wb6", "lab7")  # the project's arm and a differently built 7-joint one
 
 
@@ -76,6 +82,7 @@ def run_episode(
     *,
     mode: str = "physics",
     agent: str = "scripted",
+    agent_factory: AgentFactory | None = None,
     seed: int | None = None,
     project: Project | None = None,
     videos: Sequence[str] = (),
@@ -84,7 +91,11 @@ def run_episode(
     reference: bool = False,
     arm: str = "wb6",
 ) -> Episode:
-    """Run one episode to the end, recording into ``project`` when given."""
+    """Run one episode to the end, recording into ``project`` when given.
+
+    ``agent`` names the agent (stored with the episode); ``agent_factory`` builds it when it is
+    not one the engine knows (``llm``, ``external``), and its exchanges are stored too.
+    """
     if videos:
         require_rendering()  # a check: open_scenario has loaded MuJoCo already
     world = make_world(bound, mode, arm=arm)
@@ -96,13 +107,21 @@ def run_episode(
         sinks.append(db)
     video_sinks = [VideoSink(cam, size=video_size, db=db) for cam in videos]
     sinks.extend(video_sinks)
-    runner = EpisodeRunner(
-        world, bound, make_agent(agent, bound), seed=seed, sinks=sinks, anomalies=anomalies
-    )
+    log = ExchangeLog(db)
+    the_agent: Agent | None = None
     try:
+        if agent_factory is None:
+            the_agent = make_agent(agent, bound)
+        else:
+            the_agent, own = agent_factory(bound, world, log)
+            sinks[:0] = [*own, log]  # the log after the agent's own (`end`), before the SQLite sink
+        runner = EpisodeRunner(world, bound, the_agent, seed=seed, sinks=sinks, anomalies=anomalies)
         runner.run()
     finally:
         world.close()
+        close = getattr(the_agent, "close", None)
+        if callable(close):
+            close()
     shas = {v.camera: v.media_sha for v in video_sinks if v.media_sha}
     return Episode(runner, db.episode_id if db else None, shas)
 

@@ -6,6 +6,7 @@ protocol, docs/examples/external_agent.py a complete client.
 """
 
 from sim.external._agent import ExternalAgent, Recorder, Render, Utterance
+from sim.external._factory import external_factory
 from sim.external._protocol import PROTOCOL, ExternalAgentError
 from sim.external._sink import EndSink
 from sim.external._socket import SocketTransport, parse_address
@@ -23,5 +24,6 @@ __all__ = [
     "Transport",
     "TransportClosedError",
     "Utterance",
+    "external_factory",
     "parse_address",
 ]

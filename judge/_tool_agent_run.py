@@ -1,0 +1,34 @@
+"""The W2W tool agent as an episode's agent factory (``sim run --agent llm --profile NAME``)."""
+
+from __future__ import annotations
+
+from judge._api import CallRecord
+from judge._client import OpenAIModel
+from judge._profiles import load_profile
+from judge._tool_agent import ToolAgent
+from judge._tool_agent_session import ToolAgentConfig
+from sim.episode import Agent, AgentFactory, ExchangeLog, Sink
+from sim.scenario import BoundScenario
+from sim.world import World
+from storage import Profiles, Project
+
+
+def tool_agent_factory(
+    project: Project, profile: str, *, config: ToolAgentConfig | None = None
+) -> AgentFactory:
+    """A :class:`ToolAgent` on the project's model ``profile``; every model call it makes is
+    stored with the episode as an exchange (request as sent, images by evidence id, reply)."""
+    settings = load_profile(Profiles(project.db), profile)
+
+    def make(bound: BoundScenario, world: World, log: ExchangeLog) -> tuple[Agent, list[Sink]]:
+        def record(call: CallRecord) -> None:
+            u = call.usage
+            reply = {"reply": call.reply, "ok": call.ok, "error": call.error,
+                     "tokens_in": u.tokens_in, "tokens_out": u.tokens_out,
+                     "cost_usd": u.cost_usd}  # fmt: skip
+            log.add(world.tick_index, dict(call.request), reply, latency_s=u.latency_s)
+
+        model = OpenAIModel(settings, recorder=record)
+        return ToolAgent.for_scenario(model, bound, config=config), []
+
+    return make

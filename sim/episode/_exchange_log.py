@@ -1,0 +1,85 @@
+"""A sink that stores an agent's request/reply exchanges with its episode (``party='agent'``).
+
+Model-backed and external agents talk to something outside the engine; what was actually sent
+and received is kept so a run can be audited after the fact. Exchanges are buffered while the
+episode runs and written, whole, when it finishes — place this sink *before* the SQLite sink,
+which marks the episode finished.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from storage import ExchangeRecord
+
+if TYPE_CHECKING:
+    from sim.episode._runner import EpisodeRunner
+    from sim.episode._sinks import SqliteSink
+    from sim.episode._trace import ActionEntry, AnomalyEntry, EpisodeResult, TickEntry
+
+
+def _json(payload: Mapping[str, Any] | str) -> str:
+    if isinstance(payload, str):
+        return json.dumps({"text": payload}, ensure_ascii=False)
+    return json.dumps(payload, ensure_ascii=False, sort_keys=True, default=str)
+
+
+class ExchangeLog:
+    """Collects exchanges; also usable as the external agent's ``record`` callback."""
+
+    def __init__(self, db: SqliteSink | None) -> None:
+        self.db = db
+        self.exchanges: list[ExchangeRecord] = []
+        self._sent: tuple[int, str] | None = None
+
+    # -- feeding ---------------------------------------------------------------------------
+    def add(
+        self,
+        tick: int,
+        sent: Mapping[str, Any] | str,
+        received: Mapping[str, Any] | str | None,
+        latency_s: float | None = None,
+    ) -> None:
+        """One whole exchange (a model call and its reply)."""
+        self.exchanges.append(
+            ExchangeRecord(
+                idx=len(self.exchanges), tick=tick, party="agent", sent_json=_json(sent),
+                received_json=None if received is None else _json(received), latency_s=latency_s,
+            )
+        )  # fmt: skip
+
+    def __call__(self, direction: str, tick: int, message: dict[str, Any]) -> None:
+        """A protocol message: a ``sent`` one opens an exchange, ``received`` closes it."""
+        if direction == "sent":
+            if self._sent is not None:  # a message that expects no reply (``end``)
+                self.add(self._sent[0], json.loads(self._sent[1]), None)
+            self._sent = (tick, _json(message))
+            return
+        if self._sent is None:
+            self.add(tick, {}, message)
+        else:
+            self.add(self._sent[0], json.loads(self._sent[1]), message)
+            self._sent = None
+
+    # -- sink ------------------------------------------------------------------------------
+    def start(self, runner: EpisodeRunner) -> None:
+        pass
+
+    def record(
+        self,
+        runner: EpisodeRunner,
+        tick: TickEntry,
+        actions: Sequence[ActionEntry],
+        anomalies: Sequence[AnomalyEntry],
+        snapshot: dict[str, Any] | None,
+    ) -> None:
+        pass
+
+    def finish(self, runner: EpisodeRunner, result: EpisodeResult) -> None:
+        if self._sent is not None:
+            self.add(self._sent[0], json.loads(self._sent[1]), None)
+            self._sent = None
+        if self.db is not None and self.db.episode_id is not None and self.exchanges:
+            self.db.project.episodes.append(self.db.episode_id, exchanges=self.exchanges)
