@@ -24,6 +24,7 @@ from judge._profiles import (
 from judge._queue import JUDGE_KIND, QueueError, queue_judge
 from judge._scripted import ScriptedModel, perfect_judge, scripted_judge
 from judge._tool_agent import TOOL_AGENT_PROMPT_VERSION, ToolAgent
+from judge._tool_agent_run import tool_agent_factory
 from judge._tool_agent_session import ToolAgentConfig
 from judge._tool_agent_tools import CATEGORIES, TOOLS, ToolSpec, action_counts, tool_usage
 from judge._video_job import run_judge_video
@@ -58,5 +59,6 @@ __all__: list[str] = [
     "save_profile",
     "scripted_judge",
     "store_api_key",
+    "tool_agent_factory",
     "tool_usage",
 ]
