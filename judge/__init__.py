@@ -4,6 +4,9 @@ The queue, the job-kind registry and the worker runtime are ``storage``'s (neutr
 ``sim`` shares); ``judge`` only registers its kind."""
 
 from judge._client import ModelCallFailed, OpenAIModel
+from judge._llm_assistant import ASSISTANT_PROMPT_VERSION, LLMAssistant
+from judge._llm_common import ModelParticipantError
+from judge._llm_user import USER_PROMPT_VERSION, LLMUser
 from judge._pipeline import (
     MODES,
     PROMPT_VERSION,
@@ -28,18 +31,28 @@ from judge._tool_agent_run import tool_agent_factory
 from judge._tool_agent_session import ToolAgentConfig
 from judge._tool_agent_tools import CATEGORIES, TOOLS, ToolSpec, action_counts, tool_usage
 from judge._video_job import run_judge_video
+from sim.interact import register_assistant, register_user
+
+# The participant registry is sim's; importing judge adds the model-backed participants.
+register_assistant("llm", LLMAssistant.from_setup)
+register_user("llm", LLMUser.from_setup)
 
 __all__: list[str] = [
+    "ASSISTANT_PROMPT_VERSION",
     "CATEGORIES",
     "JUDGE_KIND",
     "MODES",
     "PROMPT_VERSION",
     "TOOLS",
     "TOOL_AGENT_PROMPT_VERSION",
+    "USER_PROMPT_VERSION",
     "JudgeCancelled",
     "JudgeConfig",
     "JudgeResult",
+    "LLMAssistant",
+    "LLMUser",
     "ModelCallFailed",
+    "ModelParticipantError",
     "ModelProfile",
     "OpenAIModel",
     "PipelineError",

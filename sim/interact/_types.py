@@ -83,9 +83,12 @@ class AssistantView:
     conversation: tuple[Line, ...]
     frames: tuple[Frame, ...]
     memory: dict[str, Any] | None  # its own previous structured reply, verbatim
+    #: the requests a model-backed assistant actually sent for this view, in audit form
+    #: (messages as sent, images as sha256), filled during the call; stored with the exchange
+    requests: list[dict[str, Any]] = field(default_factory=list, compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "tick": self.tick,
             "seconds": self.seconds,
             "instruction": self.instruction,
@@ -95,6 +98,9 @@ class AssistantView:
             "frames": [f.to_json() for f in self.frames],
             "memory": self.memory,
         }
+        if self.requests:  # offline participants send nothing: their rows stay as they were
+            out["requests"] = list(self.requests)
+        return out
 
 
 @dataclass(frozen=True)
@@ -153,12 +159,16 @@ class UserView:
     system_task: str | None  # the active event's private instruction
     event: dict[str, Any] | None = None  # the same event, structured (rule-based users)
     graph: SceneGraph | None = None  # the privileged state map
+    #: the requests a model-backed user actually sent for this view (see AssistantView)
+    requests: list[dict[str, Any]] = field(default_factory=list, compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         """The stored form; the state map is the tick's graph, stored with the ticks."""
-        out = {k: v for k, v in self.__dict__.items() if k != "graph"}
+        out = {k: v for k, v in self.__dict__.items() if k not in ("graph", "requests")}
         out["conversation"] = [x.to_json() for x in self.conversation]
         out["state"] = f"graph at tick {self.tick}"
+        if self.requests:
+            out["requests"] = list(self.requests)
         return out
 
 
