@@ -238,6 +238,18 @@ class Episodes:
                 [(eid, *r) for r in rows],
             )
 
+    def set_metrics(self, episode_id: str, metrics: Mapping[str, float]) -> None:
+        """Write metric values computed after the fact (from the stored trace), one transaction:
+        each name is inserted or replaced; names not given keep their values."""
+        rows = [metric_row(name, value) for name, value in metrics.items()]
+        with write(self._db):
+            eid = self._resolve(episode_id)
+            self._db.conn.executemany(
+                "INSERT INTO sim_metrics (episode_id, name, value) VALUES (?, ?, ?) "
+                "ON CONFLICT (episode_id, name) DO UPDATE SET value = excluded.value",
+                [(eid, *r) for r in rows],
+            )
+
     def finish(
         self,
         episode_id: str,

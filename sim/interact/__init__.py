@@ -12,6 +12,12 @@ from sim.interact._build import (
     timing_for,
 )
 from sim.interact._harness import EventState, Harness, History, question_text, reference_answer
+from sim.interact._metrics import (
+    EpisodeInputs,
+    episode_inputs,
+    episode_metrics,
+    store_episode_metrics,
+)
 from sim.interact._oracle import OracleAssistant
 from sim.interact._participants import (
     ASSISTANTS,
@@ -37,6 +43,7 @@ from sim.interact._schedule import (
     load_schedule,
     parse_schedule,
 )
+from sim.interact._scripted import ScriptCue, ScriptedAssistant, parse_cues
 from sim.interact._session import InteractiveAgent
 from sim.interact._sink import InteractionSink
 from sim.interact._types import (
@@ -62,6 +69,7 @@ __all__ = [
     "Assistant",
     "AssistantReply",
     "AssistantView",
+    "EpisodeInputs",
     "EventSpec",
     "EventState",
     "Frame",
@@ -80,6 +88,8 @@ __all__ = [
     "Schedule",
     "ScheduleError",
     "ScheduledEvent",
+    "ScriptCue",
+    "ScriptedAssistant",
     "Setup",
     "SimUser",
     "UserTurn",
@@ -88,9 +98,12 @@ __all__ = [
     "commands_in",
     "default_schedule",
     "describe_scene",
+    "episode_inputs",
+    "episode_metrics",
     "load_schedule",
     "make_assistant",
     "make_user",
+    "parse_cues",
     "parse_schedule",
     "question_text",
     "recipe_steps",
@@ -100,5 +113,6 @@ __all__ = [
     "replay_interactive",
     "run_interactive",
     "schedules_dir",
+    "store_episode_metrics",
     "timing_for",
 ]

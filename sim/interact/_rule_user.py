@@ -27,7 +27,7 @@ from sim.contracts import Truth
 from sim.interact._types import Line, UserTurn, UserView
 from sim.scenario import ReferenceStep
 from sim.users import Persona
-from sim.world import ActionFormatError, parse_command
+from sim.world import ActionFormatError, SceneGraph, parse_command
 
 BASE_GAP = 3  # ticks between a finished step and the next, at pace 1.0
 ANSWER_WAIT = 8  # ticks a user who asked waits for an answer before going on
@@ -162,7 +162,7 @@ class RuleUser:
             self.s["idle_since"] = view.tick + RETRY_AFTER - self._gap()
         self.s["last_step"] = None
 
-    def _covered(self, cmds: list[str]) -> None:
+    def _covered(self, cmds: list[str], graph: SceneGraph | None) -> None:
         """Steps of its own plan that a followed correction already does are not done twice."""
         self.s["last_step"] = None
         keys = {_key(c) for c in cmds}
@@ -171,7 +171,10 @@ class RuleUser:
         while i < len(plan):
             step = plan[i]
             if not isinstance(step, str) and step.action is None:
-                break  # a wait: later steps belong after it
+                if graph is None or step.wait_until.evaluate(graph, ()) is not Truth.T:
+                    break  # a wait not over yet: later steps belong after it
+                i += 1
+                continue
             text = step if isinstance(step, str) else (step.action.text or step.action.describe())
             if i not in self.s["forgotten"] and _key(text) in keys:
                 self.s["forgotten"].append(i)
@@ -201,7 +204,7 @@ class RuleUser:
                 self.s["warnings"] += 1
                 seen = 1 if card["committed"] else 0
                 if self.s["warnings"] - 1 + seen >= self.b.evidence_needed:
-                    self._covered(cmds)
+                    self._covered(cmds, view.graph)
                     return UserTurn(self._short("Oh, you're right, my mistake. Fixing it."),
                                     "accept", plan="replace", commands=tuple(cmds),
                                     error_call=True)  # fmt: skip
@@ -218,13 +221,18 @@ class RuleUser:
         if awaiting == "next" and cmds:
             self.s["awaiting"] = None
             return UserTurn(self._short("Got it."), "accept")
+        changed = {_key(c) for c in self.s["plan"] or ()}
+        if cue and any(_key(c) not in changed and _key(c)[1] in {k[1] for k in changed}
+                       for c in cmds):  # fmt: skip
+            # undoing its own announced change of plan: its decision, not a mistake (§3.3)
+            return UserTurn(self._short("No, I changed my plan on purpose."), "reject")
         if cue and cmds:
             key = cmds[0]
             seen = self.s["advice"].get(key, 0) + 1
             self.s["advice"][key] = seen
             if seen - 1 >= self.b.evidence_needed:
                 self.s["advice"].pop(key)
-                self._covered(cmds)
+                self._covered(cmds, view.graph)
                 return UserTurn(self._short("Oh, right. Doing that now."), "accept",
                                 plan="replace", commands=(*cmds, *view.queue))  # fmt: skip
             return UserTurn(self._short("Why? I don't see a problem."), "request_explanation")
