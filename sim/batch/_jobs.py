@@ -23,7 +23,7 @@ from annotation import UserError
 from sim.batch._attribution import store_attribution
 from sim.batch._manifest import Manifest, ManifestError, parse_manifest, plan_cells
 from sim.episode import EpisodeRunner, RunState, open_scenario
-from sim.interact import build_interactive
+from sim.interact import build_interactive, store_episode_metrics
 from storage import (
     DEFAULT_MAX_ATTEMPTS,
     JobContext,
@@ -38,7 +38,34 @@ PROGRESS_EVERY = 200  # ticks between progress reports and cancellation checks
 
 #: run after an episode is stored, in the same transaction: ``(project, episode_id)``
 AfterStore = Callable[[Project, str], None]
-AFTER_STORE: list[AfterStore] = [store_attribution]
+
+
+def _store_metrics(project: Project, episode_id: str) -> None:
+    store_episode_metrics(project, episode_id)
+
+
+AFTER_STORE: list[AfterStore] = [_store_metrics, store_attribution]
+
+
+def ensure_references(project: Project, manifest: Manifest) -> list[str]:
+    """A stored reference rollout per scenario in the manifest's mode (T_ref for in-time
+    success); runs the missing ones (scripted reference plan, no anomalies). Returns their ids."""
+    from sim.episode import run_episode
+
+    made = []
+    for name in manifest.scenarios:
+        bound = open_scenario(name)
+        have = [
+            r for r in project.episodes.list(scenario=bound.name, reference=True)
+            if r.scenario_sha == bound.scenario.digest and r.mode.value == manifest.mode
+            and r.t_ref is not None
+        ]  # fmt: skip
+        if not have:
+            ep = run_episode(bound, mode=manifest.mode, project=project, reference=True,
+                             anomalies=False)  # fmt: skip
+            if ep.episode_id is not None:
+                made.append(ep.episode_id)
+    return made
 
 
 def queue_batch(
@@ -58,6 +85,7 @@ def queue_batch(
                 f"{', '.join(project.profiles.list()) or 'none yet'})"
             )
     cells = plan_cells(manifest)
+    ensure_references(project, manifest)
     with project.transaction():
         batch_id = project.batches.create(manifest.name, manifest.to_json(), cells)
         payloads = [{"batch_id": batch_id, "cell": c.cell, "run": c.run} for c in cells]

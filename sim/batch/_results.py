@@ -43,10 +43,35 @@ class ResultsError(UserError, ValueError):
 
 
 def stored_items(project: Project, episode_id: str) -> dict[str, list[float]]:
-    """Items from the episode's stored per-episode metrics (one item per metric)."""
+    """An episode's items from its stored metrics (``sim.interact.store_episode_metrics``).
+
+    Counts become 0/1 items (a detected error is a 1 among the triggered ones) and a mean over
+    ``n`` graded items becomes ``n`` copies of it, so pooling over a run's episodes gives
+    Σ hits / Σ items exactly, as the spec pools.
+    """
     m = project.episodes.metrics(episode_id)
-    names = {"gcr": "goal_completion", "validity": "validity", "success": "success"}
-    return {names[k]: [v] for k, v in m.items() if k in names}
+
+    def hits(k: str, n: str) -> list[float]:
+        if n not in m:
+            return []
+        total, got = int(m[n]), int(m.get(k, 0))
+        return [1.0] * got + [0.0] * (total - got)
+
+    def repeated(mean: str, n: str) -> list[float]:
+        return [m[mean]] * int(m.get(n, 0)) if mean in m else []
+
+    out = {
+        "success": [m["success"]] if "success" in m else [],
+        "in_time_success": [m["in_time_success"]] if "in_time_success" in m else [],
+        "detection": hits("errors_detected", "errors_triggered"),
+        "prevention": hits("errors_prevented", "errors_triggered"),
+        "qa": repeated("qa_score", "questions_graded"),
+        "proactive": repeated("proactive_score", "requests_graded"),
+        "validity": hits("accepted", "attempts"),
+    }
+    gcr = m.get("goal_completion", m.get("gcr"))
+    out["goal_completion"] = [] if gcr is None else [gcr]
+    return out
 
 
 ITEMS: list[Items] = [stored_items]

@@ -110,7 +110,7 @@ def test_every_planned_episode_is_stored_once(ran: tuple[Path, str]) -> None:
         assert p.batches.status(batch_id)["stored"] == 12
         ids = [c.episode_id for c in cells]
         assert None not in ids and len(set(ids)) == 12
-        assert {e.id for e in p.episodes.list()} == set(ids)
+        assert {e.id for e in p.episodes.list(reference=False)} == set(ids)
         for c in cells:  # each episode is what its cell planned
             ep = p.episodes.get(str(c.episode_id))
             assert (ep.scenario, ep.seed, ep.config["persona"]["name"]) == (
@@ -138,7 +138,16 @@ def test_results_table_matches_a_hand_computation(ran: tuple[Path, str]) -> None
             assert s.mean == pytest.approx(statistics.fmean(per_run))
             assert s.sd == pytest.approx(statistics.pstdev(per_run))
             assert [v.n for v in s.runs] == [2, 2, 2]
-            assert row.summaries["detection"].mean is None  # nothing scored is not 0
+            # detection pools the run's triggered errors: Σ detected / Σ triggered
+            det = []
+            for r in range(3):
+                ms = [p.episodes.metrics(str(c.episode_id)) for c in cells
+                      if c.run == r and c.scenario == row.key[0]]  # fmt: skip
+                det.append(sum(m["errors_detected"] for m in ms)
+                           / sum(m["errors_triggered"] for m in ms))  # fmt: skip
+            assert row.summaries["detection"].mean == pytest.approx(statistics.fmean(det))
+            assert [v.n for v in row.summaries["detection"].runs] == [2, 2, 2]
+            assert row.summaries["in_time_success"].mean is not None  # T_ref from a reference
             behind = drill_down(table, row.key, "success")
             assert sorted(behind) == sorted(
                 str(c.episode_id) for c in cells if c.scenario == row.key[0]
