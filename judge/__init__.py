@@ -1,4 +1,5 @@
-"""VLM judges and model clients; importing it registers the ``judge.video`` job kind.
+"""VLM judges and model clients; importing it registers the ``judge.video`` and
+``judge.quality`` job kinds.
 
 The queue, the job-kind registry and the worker runtime are ``storage``'s (neutral ground that
 ``sim`` shares); ``judge`` only registers its kind."""
@@ -24,6 +25,16 @@ from judge._profiles import (
     save_profile,
     store_api_key,
 )
+from judge._quality_items import quality_items
+from judge._quality_judge import QUALITY_KIND, run_judge_quality
+from judge._quality_judge_prompt import PROMPT_VERSION as QUALITY_PROMPT_VERSION
+from judge._quality_judge_rounds import QualityRound, QualityRoundsError, episode_rounds
+from judge._quality_judge_scores import (
+    QualityScores,
+    quality_scores,
+    queue_quality,
+    stored_verdicts,
+)
 from judge._queue import JUDGE_KIND, QueueError, queue_judge
 from judge._scripted import ScriptedModel, perfect_judge, scripted_judge
 from judge._tool_agent import TOOL_AGENT_PROMPT_VERSION, ToolAgent
@@ -43,6 +54,8 @@ __all__: list[str] = [
     "JUDGE_KIND",
     "MODES",
     "PROMPT_VERSION",
+    "QUALITY_KIND",
+    "QUALITY_PROMPT_VERSION",
     "TOOLS",
     "TOOL_AGENT_PROMPT_VERSION",
     "USER_PROMPT_VERSION",
@@ -56,22 +69,31 @@ __all__: list[str] = [
     "ModelProfile",
     "OpenAIModel",
     "PipelineError",
+    "QualityRound",
+    "QualityRoundsError",
+    "QualityScores",
     "QueueError",
     "ScriptedModel",
     "ToolAgent",
     "ToolAgentConfig",
     "ToolSpec",
     "action_counts",
+    "episode_rounds",
     "judge_video",
     "load_profile",
     "perfect_judge",
+    "quality_items",
+    "quality_scores",
     "queue_judge",
+    "queue_quality",
     "resolve_api_key",
     "rule_scores",
+    "run_judge_quality",
     "run_judge_video",
     "save_profile",
     "scripted_judge",
     "store_api_key",
+    "stored_verdicts",
     "tool_agent_factory",
     "tool_usage",
 ]

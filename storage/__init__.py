@@ -105,6 +105,14 @@ from storage._kinds import (
 from storage._panel_data import ProjectPanel, load_gate_records, load_panel
 from storage._profiles import ProfileNotFoundError, Profiles
 from storage._project import Project, ProjectError
+from storage._quality_verdicts import (
+    QUALITY_MODE,
+    VERDICT_CODES,
+    QualityVerdictError,
+    QualityVerdictRecord,
+    QualityVerdicts,
+    VerdictCode,
+)
 from storage._records import (
     Case,
     Clutter,
@@ -134,6 +142,8 @@ __all__ = [
     "DEFAULT_RATE_LIMIT_BACKOFF_S",
     "DEFAULT_RETRY_BACKOFF_S",
     "JOB_KINDS",
+    "QUALITY_MODE",
+    "VERDICT_CODES",
     "ActionRecord",
     "ActionSource",
     "AgreementError",
@@ -205,6 +215,9 @@ __all__ = [
     "Project",
     "ProjectError",
     "ProjectPanel",
+    "QualityVerdictError",
+    "QualityVerdictRecord",
+    "QualityVerdicts",
     "Rater",
     "Rating",
     "RecordedAnswers",
@@ -232,6 +245,7 @@ __all__ = [
     "TickRecord",
     "TurnRecord",
     "UnknownJobKindError",
+    "VerdictCode",
     "Video",
     "WorkExport",
     "WorkerStats",

@@ -7,7 +7,8 @@ assignments, calibration_references, calibration_results, bundle_imports. (v4): 
 sim_ticks, sim_actions, sim_anomalies, sim_conditions, sim_metrics, sim_artifacts, sim_snapshots.
 (v5): the queue's retry settings per job, and indexes to sum a job's spend from its calls.
 (v6): interactive episodes (sim_turns, sim_events, sim_exchanges) and episode batches
-(sim_batches, sim_batch_cells, sim_attributions).
+(sim_batches, sim_batch_cells, sim_attributions). (v7): interaction-quality verdicts
+(sim_quality_verdicts), and judge_runs.episode_id for the runs that made them.
 """
 
 from __future__ import annotations
@@ -611,4 +612,42 @@ def _v6(db: sqlite_utils.Database) -> None:
         db.execute(statement)
 
 
-MIGRATIONS: list[Migration] = [_v1, _v2, _v3, _v4, _v5, _v6]
+_V7_SQL = [
+    # One interaction-quality verdict: a judge's pass / fail / not-applicable on one rubric item
+    # of one round (a spoken assistant response and what followed, IVG spec §4.3). The key is
+    # the cache key of spec §8.23: a verdict stored for (episode, judge, prompt version, round)
+    # is never asked for again, so re-aggregation needs no model call. ``turn_idx`` is the
+    # sim_turns row of the graded response (drill-down); ``run_id`` the audited run whose
+    # recorded call produced it.
+    """CREATE TABLE sim_quality_verdicts (
+        episode_id TEXT NOT NULL REFERENCES sim_episodes(id) ON DELETE CASCADE,
+        judge_profile TEXT NOT NULL,
+        prompt_version TEXT NOT NULL,
+        round INTEGER NOT NULL,
+        item TEXT NOT NULL,
+        verdict TEXT NOT NULL CHECK (verdict IN ('P', 'F', 'NA')),
+        reason TEXT NOT NULL DEFAULT '',
+        turn_idx INTEGER NOT NULL,
+        run_id INTEGER REFERENCES judge_runs(id) ON DELETE SET NULL,
+        created TEXT NOT NULL,
+        PRIMARY KEY (episode_id, judge_profile, prompt_version, round, item)
+    )""",
+    # the run that made a verdict: a judge.quality run judges an episode, not a video
+    """ALTER TABLE judge_runs ADD COLUMN episode_id TEXT
+        REFERENCES sim_episodes(id) ON DELETE SET NULL""",
+    # partial: it also serves the SET NULL when an episode is deleted
+    """CREATE INDEX judge_runs_episode ON judge_runs (episode_id)
+        WHERE episode_id IS NOT NULL""",
+]
+
+
+def _v7(db: sqlite_utils.Database) -> None:
+    """Interaction-quality verdicts, cached per (episode, judge, prompt version, round).
+
+    Raw DDL like v4 and v6, for the CHECK constraint and the cascade from ``sim_episodes``.
+    """
+    for statement in _V7_SQL:
+        db.execute(statement)
+
+
+MIGRATIONS: list[Migration] = [_v1, _v2, _v3, _v4, _v5, _v6, _v7]

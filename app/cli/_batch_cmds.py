@@ -144,6 +144,7 @@ def attribute(episode: str, party: str, reason: str, project_dir: Path) -> None:
 
 
 def _show(project: Project, batch_id: str, by: str, as_json: bool) -> None:
+    import judge  # noqa: F401  (adds the interaction-quality column's items)
     from sim.batch import results_table
 
     b = project.batches.get(batch_id)
@@ -207,7 +208,15 @@ def metrics(target: str, project_dir: Path, by: str, as_json: bool) -> None:
 
 
 def _episode_metrics(project: Project, episode_id: str) -> dict[str, float | None]:
-    return dict(project.episodes.metrics(episode_id))
+    """The stored values, plus interaction quality when judges graded the episode."""
+    from judge import quality_scores
+
+    values: dict[str, float | None] = dict(project.episodes.metrics(episode_id))
+    q = quality_scores(project, episode_id)
+    if q.rounds:
+        values["quality"] = q.overall.value
+        values |= {f"quality.{c}": v.value for c, v in q.categories.items()}
+    return values
 
 
 COMMANDS = [batch, metrics]

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from app.cli._quality_cmd import quality
+
 project_option = click.option(
     "--project", "project_dir", required=True, type=click.Path(path_type=Path),
     help="Project folder.",
@@ -103,6 +105,7 @@ def status(project_dir: Path, batch: str | None, as_json: bool) -> None:
 
 
 COMMANDS: list[click.Command] = [judge]
+judge.add_command(quality)
 
 
 def _num(v: float | None) -> str:

@@ -33,6 +33,7 @@ METRICS: dict[str, str] = {
     "proactive": "proactive",
     "goal_completion": "GCR",
     "validity": "validity",
+    "quality": "quality",  # the interaction-quality judge's Q_r per round (judge adds the items)
 }
 
 Items = Callable[[Project, str], dict[str, list[float]]]

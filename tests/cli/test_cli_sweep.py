@@ -37,6 +37,7 @@ SWEEP: dict[str, list[str]] = {
     "jobs retry": ["--project", "{P}", "999"],
     "judge run": ["--project", "{P}", "--videos", "V-NOPE", "--profile", "nope"],
     "judge status": ["--project", "{P}", "--batch", "nope"],
+    "judge quality": ["nope", "--project", "{P}", "--profile", "a", "--profile", "b"],
     "judge rescore": ["--project", "{P}", "--run", "999"],
     "judge profile add": ["nope", "--project", "{P}", "--base-url", "nonsense", "--model", "m"],
     "judge profile list": ["--project", "{P}"],
