@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from judge._api import CallRecord
 from judge._client import OpenAIModel
 from judge._profiles import load_profile
 from judge._tool_agent import ToolAgent
 from judge._tool_agent_session import ToolAgentConfig
+from sim.batch import AGENT_KINDS
 from sim.episode import Agent, AgentFactory, ExchangeLog, Sink
 from sim.scenario import BoundScenario
 from sim.world import World
-from storage import Profiles, Project
+from storage import ProfileNotFoundError, Profiles, Project
 
 
 def tool_agent_factory(
@@ -32,3 +36,14 @@ def tool_agent_factory(
         return ToolAgent.for_scenario(model, bound, config=config), []
 
     return make
+
+
+def _llm_agent(project: Project, options: Mapping[str, Any]) -> AgentFactory | None:
+    """Batch agents of kind ``llm``: option ``profile`` (a model profile of the project)."""
+    profile = options.get("profile")
+    if not isinstance(profile, str) or not profile:
+        raise ProfileNotFoundError("agent option profile: name a model profile of the project")
+    return tool_agent_factory(project, profile)
+
+
+AGENT_KINDS["llm"] = _llm_agent

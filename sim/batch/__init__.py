@@ -7,7 +7,10 @@ Importing this package registers the ``sim.episode`` job kind, so a worker hosti
 from sim.batch._attribution import GUIDANCE_WINDOW, propose_attribution, store_attribution
 from sim.batch._jobs import AFTER_STORE, EPISODE_KIND, episode_job, queue_batch
 from sim.batch._manifest import (
+    AGENT_KINDS,
     FORMAT,
+    NO_USER,
+    AgentMaker,
     Manifest,
     ManifestError,
     Participant,
@@ -30,12 +33,15 @@ from sim.batch._results import (
 
 __all__ = [
     "AFTER_STORE",
+    "AGENT_KINDS",
     "AXES",
     "EPISODE_KIND",
     "FORMAT",
     "GUIDANCE_WINDOW",
     "ITEMS",
     "METRICS",
+    "NO_USER",
+    "AgentMaker",
     "Manifest",
     "ManifestError",
     "Participant",

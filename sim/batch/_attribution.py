@@ -6,9 +6,11 @@ so its reason cites the ticks it rests on. Rules, first match wins, on a failed 
 1. **environment** — an accepted action failed in execution (the world did not do what was
    commanded: a grasp slipped, a physics step went wrong), or the episode ended without a
    verdict (``parse_failure``);
-2. **assistant** — a triggered scheduled error the assistant never flagged before it resolved
-   (a missed detection), or assistant guidance the user accepted followed by rejected actions
-   within :data:`GUIDANCE_WINDOW` ticks (the advice could not be carried out);
+2. **assistant** (the assistant or agent under test) — for an agent acting alone, any failure
+   the world does not explain; otherwise a triggered scheduled error the assistant never
+   flagged before it resolved (a missed detection), or assistant guidance the user accepted
+   followed by rejected actions within :data:`GUIDANCE_WINDOW` ticks (the advice could not be
+   carried out);
 3. **user** — the assistant flagged the error and the user refused its call, or nothing on the
    assistant's or the world's side explains the failure (the user's own execution).
 
@@ -42,6 +44,13 @@ def propose_attribution(project: Project, episode_id: str) -> tuple[AttributionP
         )
     if ep.status.value == "parse_failure":
         return "environment", "the episode ended without a verdict (parse failure)"
+    if not ep.config.get("interactive"):  # an agent acting alone: nobody else to blame
+        rejected = sum(not a.accepted for a in actions)
+        return "assistant", (
+            f"the agent under test ended {ep.status.value} at t{ep.ticks} with "
+            f"{int(metrics.get('conditions_true', 0))}/{int(metrics.get('conditions', 0))} goal "
+            f"conditions met and {rejected} of {len(actions)} action(s) rejected"
+        )
     turns = eps.turns(ep.id)
     flags = [t for t in turns if t.speaker == "assistant" and t.flag]
     refused: list[str] = []

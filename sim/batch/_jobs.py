@@ -21,11 +21,19 @@ from typing import Any
 
 from annotation import UserError
 from sim.batch._attribution import store_attribution
-from sim.batch._manifest import Manifest, ManifestError, parse_manifest, plan_cells
+from sim.batch._manifest import (
+    AGENT_KINDS,
+    Manifest,
+    ManifestError,
+    Participant,
+    parse_manifest,
+    plan_cells,
+)
 from sim.episode import EpisodeRunner, RunState, open_scenario
 from sim.interact import build_interactive, store_episode_metrics
 from storage import (
     DEFAULT_MAX_ATTEMPTS,
+    BatchCellRecord,
     JobContext,
     JobError,
     JobOutcome,
@@ -41,7 +49,8 @@ AfterStore = Callable[[Project, str], None]
 
 
 def _store_metrics(project: Project, episode_id: str) -> None:
-    store_episode_metrics(project, episode_id)
+    if project.episodes.get(episode_id).config.get("interactive"):  # IVG metrics need talk
+        store_episode_metrics(project, episode_id)
 
 
 AFTER_STORE: list[AfterStore] = [_store_metrics, store_attribution]
@@ -75,15 +84,21 @@ def queue_batch(
 
     A participant option naming a model ``profile`` the project lacks is refused first.
     """
-    for k, a in enumerate([*manifest.assistants, manifest.user]):
+    named = [(f"assistants[{k}]", a) for k, a in enumerate(manifest.assistants)]
+    named += [(f"agents[{k}]", a) for k, a in enumerate(manifest.agents)]
+    for field, a in [*named, ("user", manifest.user)]:
         profile = a.options.get("profile")
         if profile is not None and profile not in project.profiles:
-            field = f"assistants[{k}]" if k < len(manifest.assistants) else "user"
             raise ManifestError(
                 f"manifest {manifest.name!r}: {field}.options.profile: no model profile "
                 f"{profile!r} in {project.root} (profiles: "
                 f"{', '.join(project.profiles.list()) or 'none yet'})"
             )
+    for k, a in enumerate(manifest.agents):  # its options, before anything is queued
+        try:
+            AGENT_KINDS[a.kind](project, a.options)
+        except UserError as err:
+            raise ManifestError(f"manifest {manifest.name!r}: agents[{k}]: {err}") from None
     cells = plan_cells(manifest)
     ensure_references(project, manifest)
     with project.transaction():
@@ -133,6 +148,9 @@ def _run(ctx: JobContext, project: Project, batch_id: str, cell: int, run: int) 
         stored = planned.episode_id
         return JobOutcome(write=lambda _p: f"sim_episodes:{stored}")
     manifest = parse_manifest(batch.manifest, source=f"batch {batch.id[:8]} manifest")
+    agent = manifest.agent(planned.assistant)
+    if agent is not None:
+        return _run_agent(ctx, project, batch.id, planned, manifest, agent)
     assistant = manifest.assistant(planned.assistant)
     ep = build_interactive(
         open_scenario(planned.scenario),
@@ -163,11 +181,53 @@ def _run(ctx: JobContext, project: Project, batch_id: str, cell: int, run: int) 
     finally:
         runner.world.close()
 
+    return _outcome(batch.id, cell, run, sink.commit)
+
+
+def _outcome(batch_id: str, cell: int, run: int, commit: Callable[[Project], str]) -> JobOutcome:
     def write(p: Project) -> str:
-        episode_id = sink.commit(p)
-        p.batches.store_episode(batch.id, cell, run, episode_id)
+        episode_id = commit(p)
+        p.batches.store_episode(batch_id, cell, run, episode_id)
         for hook in AFTER_STORE:
             hook(p, episode_id)
         return f"sim_episodes:{episode_id}"
 
     return JobOutcome(write=write)
+
+
+class _JobSink:
+    """Progress every :data:`PROGRESS_EVERY` ticks; a cancelled job cancels its episode."""
+
+    def __init__(self, ctx: JobContext) -> None:
+        self.ctx = ctx
+
+    def start(self, runner: EpisodeRunner) -> None:
+        pass
+
+    def record(self, runner: EpisodeRunner, *_trace: Any) -> None:
+        if runner.tick % PROGRESS_EVERY == 0:
+            if self.ctx.cancelled():
+                runner.cancel()
+            budget = max(1, runner.budgets.max_ticks)
+            self.ctx.progress(min(runner.tick / budget, 0.99), f"tick {runner.tick}")
+
+    def finish(self, runner: EpisodeRunner, result: Any) -> None:
+        pass
+
+
+def _run_agent(
+    ctx: JobContext, project: Project, batch_id: str, planned: BatchCellRecord,
+    manifest: Manifest, agent: Participant,
+) -> JobOutcome:  # fmt: skip
+    """An agent acting on the world itself (no user): the engine's episode, deferred."""
+    from sim.episode import run_episode
+
+    factory = AGENT_KINDS[agent.kind](project, agent.options)
+    ep = run_episode(
+        open_scenario(planned.scenario), mode=manifest.mode, agent=agent.kind,
+        agent_factory=factory, seed=planned.seed, project=project, defer=True,
+        extra_sinks=[_JobSink(ctx)],
+    )  # fmt: skip
+    if ctx.cancelled():
+        raise JobError(f"{EPISODE_KIND}: cancelled")
+    return _outcome(batch_id, planned.cell, planned.run, ep.commit)

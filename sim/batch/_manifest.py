@@ -6,7 +6,12 @@ A manifest is a JSON or TOML file::
      "scenarios": ["cook-patty", "cheeseburger"],
      "personas": ["novice", "expert", {"name": "slow-truster", "trust": "high", ...}],
      "assistants": ["oracle", {"name": "gpt-small", "kind": "llm", "options": {"profile": "p"}}],
+     "agents": [{"name": "policy", "kind": "external", "options": {"argv": ["python", "p.py"]}}],
      "user": "rule", "timing": ["fixed"], "runs": 5, "seed": 0}
+
+``assistants`` work with the simulated ``user`` (IVG); ``agents`` act on the world themselves
+(W2W / Ego2World: ``scripted``, ``llm`` with a ``profile``, ``external`` with an ``argv``), one
+cell per scenario × agent, with persona and timing ``-``.
 
 Every name is checked before anything is queued (scenario files, persona fields, participant
 kinds, the scenario's event schedule), and an error names the manifest file and the field, so a
@@ -20,20 +25,33 @@ from __future__ import annotations
 
 import json
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from itertools import product
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from annotation import UserError
-from sim.episode import MODES, open_scenario
+from sim.episode import MODES, AgentFactory, open_scenario
 from sim.interact import ASSISTANTS, USERS
 from sim.users import PROFILES, Persona, PersonaError, parse_persona
-from storage import BatchCellRecord
+from storage import BatchCellRecord, Project
 
 FORMAT = "workbench-batch/1"
+
+#: agents a batch can run (acting on the world themselves, no user): kind -> maker of the
+#: episode's agent factory from ``(project, options)``; None means the engine's own agent by
+#: that name. ``judge`` adds ``llm`` when imported; ``external`` is your own process.
+AgentMaker = Callable[[Project, Mapping[str, Any]], AgentFactory | None]
+AGENT_KINDS: dict[str, AgentMaker] = {}
 MAX_EPISODES = 100_000
 
 
@@ -60,7 +78,8 @@ class Manifest(BaseModel):
     mode: Literal["symbolic", "physics"] = "symbolic"
     scenarios: list[str] = Field(min_length=1)
     personas: list[Persona] = Field(min_length=1)
-    assistants: list[Participant] = Field(min_length=1)
+    assistants: list[Participant] = Field(default_factory=list)
+    agents: list[Participant] = Field(default_factory=list)
     user: Participant = Participant(name="rule", kind="rule")
     timing: list[Literal["fixed", "measured"]] = Field(default=["fixed"], min_length=1)
     runs: int = Field(default=1, ge=1, le=1000)
@@ -88,10 +107,19 @@ class Manifest(BaseModel):
                 out.append(p)
         return out
 
-    @field_validator("assistants", mode="before")
+    @field_validator("assistants", "agents", mode="before")
     @classmethod
     def _assistants(cls, value: Any) -> Any:
         return [_participant(a) for a in value] if isinstance(value, list) else value
+
+    @model_validator(mode="after")
+    def _someone_under_test(self) -> Manifest:
+        if not self.assistants and not self.agents:
+            raise ValueError(
+                "assistants: a batch needs at least one assistant (with a simulated user) or "
+                "agent (acting on its own) under test"
+            )
+        return self
 
     @field_validator("user", mode="before")
     @classmethod
@@ -103,6 +131,10 @@ class Manifest(BaseModel):
 
     def assistant(self, name: str) -> Participant:
         return next(a for a in self.assistants if a.name == name)
+
+    def agent(self, name: str) -> Participant | None:
+        """The agent labelled ``name``, or None when the label is an assistant's."""
+        return next((a for a in self.agents if a.name == name), None)
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
@@ -136,6 +168,7 @@ def _check_names(m: Manifest, source: str) -> None:
         ("scenarios", m.scenarios),
         ("personas", [p.name for p in m.personas]),
         ("assistants", [a.name for a in m.assistants]),
+        ("agents", [a.name for a in m.agents]),
         ("timing", list(m.timing)),
     ):
         seen: set[str] = set()
@@ -145,7 +178,13 @@ def _check_names(m: Manifest, source: str) -> None:
                     f"{source}: {field}[{k}]: {n!r} appears twice; give each entry its own name"
                 )
             seen.add(n)
-    total = len(m.scenarios) * len(m.personas) * len(m.assistants) * len(m.timing) * m.runs
+    clash = {a.name for a in m.assistants} & {a.name for a in m.agents}
+    if clash:
+        raise ManifestError(
+            f"{source}: agents: {sorted(clash)[0]!r} also names an assistant; labels must differ"
+        )
+    grid = len(m.personas) * len(m.assistants) * len(m.timing) + len(m.agents)
+    total = len(m.scenarios) * grid * m.runs
     if total > MAX_EPISODES:
         raise ManifestError(f"{source}: plans {total} episodes; at most {MAX_EPISODES} per batch")
 
@@ -161,6 +200,12 @@ def _check_known(m: Manifest, source: str) -> None:
             raise ManifestError(
                 f"{source}: assistants[{k}].kind: no assistant {a.kind!r} (known: "
                 f"{', '.join(sorted(ASSISTANTS))})"
+            )
+    for k, a in enumerate(m.agents):
+        if a.kind not in AGENT_KINDS:
+            raise ManifestError(
+                f"{source}: agents[{k}].kind: no agent {a.kind!r} (known: "
+                f"{', '.join(sorted(AGENT_KINDS))})"
             )
     if m.user.kind not in USERS:
         raise ManifestError(
@@ -194,17 +239,47 @@ def load_manifest(path: Path) -> Manifest:
     return parse_manifest(data, source=str(path))
 
 
+NO_USER = "-"  # the persona and timing of an agent's cell: nobody talks, nothing is late
+
+
 def plan_cells(m: Manifest) -> list[BatchCellRecord]:
-    """One planned episode per run of each cell (see the module docstring for the order)."""
+    """One planned episode per run of each cell (see the module docstring for the order);
+    agents' cells follow the assistants', one per scenario × agent."""
     cells = []
-    grid = product(m.scenarios, m.personas, m.assistants, m.timing)
+    grid: list[tuple[str, str, str, str]] = [
+        (s, p.name, a.name, t)
+        for s, p, a, t in product(m.scenarios, m.personas, m.assistants, m.timing)
+    ]
+    grid += [(s, NO_USER, a.name, NO_USER) for s, a in product(m.scenarios, m.agents)]
     for cell, (scenario, persona, assistant, timing) in enumerate(grid):
         base = m.seed if m.seed is not None else open_scenario(scenario).scenario.seed
         for run in range(m.runs):
             cells.append(
                 BatchCellRecord(
-                    cell=cell, run=run, scenario=scenario, persona=persona.name,
-                    assistant=assistant.name, timing=timing, seed=base + run,
+                    cell=cell, run=run, scenario=scenario, persona=persona,
+                    assistant=assistant, timing=timing, seed=base + run,
                 )
             )  # fmt: skip
     return cells
+
+
+def _scripted(_project: Project, _options: Mapping[str, Any]) -> AgentFactory | None:
+    return None
+
+
+def _external(_project: Project, options: Mapping[str, Any]) -> AgentFactory | None:
+    from sim.external import external_factory
+
+    argv = options.get("argv")
+    if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
+        raise ManifestError("agent option argv: expected the command as a list of strings")
+    timeout = options.get("timeout_s", 30.0)
+    if not isinstance(timeout, int | float) or timeout <= 0:
+        raise ManifestError("agent option timeout_s: expected seconds > 0")
+    cwd = options.get("cwd")
+    return external_factory(argv, cwd=None if cwd is None else Path(str(cwd)),
+                            timeout=float(timeout))  # fmt: skip
+
+
+AGENT_KINDS["scripted"] = _scripted
+AGENT_KINDS["external"] = _external

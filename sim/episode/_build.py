@@ -75,6 +75,19 @@ class Episode:
     runner: EpisodeRunner
     episode_id: str | None
     video_shas: dict[str, str]
+    db: SqliteSink | None = None
+    log: ExchangeLog | None = None
+
+    def commit(self, project: Project) -> str:
+        """Write a deferred episode whole, with its agent's exchanges (joins the caller's
+        transaction); returns its id."""
+        if self.db is None:
+            raise RuntimeError("commit() is for an episode run with a project and defer=True")
+        log = self.log
+        self.episode_id = self.db.commit(
+            project, also=None if log is None else lambda eid: log.write(project, eid)
+        )
+        return self.episode_id
 
 
 def run_episode(
@@ -90,8 +103,14 @@ def run_episode(
     anomalies: bool = True,
     reference: bool = False,
     arm: str = "wb6",
+    defer: bool = False,
+    extra_sinks: Sequence[Sink] = (),
 ) -> Episode:
     """Run one episode to the end, recording into ``project`` when given.
+
+    ``defer`` keeps the recording in memory until :meth:`Episode.commit` (a batch job stores
+    its episode in the transaction that marks the job done); ``extra_sinks`` run first (a job's
+    progress and cancellation).
 
     ``agent`` names the agent (stored with the episode); ``agent_factory`` builds it when it is
     not one the engine knows (``llm``, ``external``), and its exchanges are stored too.
@@ -103,7 +122,8 @@ def run_episode(
     db: SqliteSink | None = None
     if project is not None:
         config: dict[str, Any] = {"anomalies": anomalies, "videos": list(videos), "arm": arm}
-        db = SqliteSink(project, agent=agent, mode=mode, reference=reference, config=config)
+        db = SqliteSink(project, agent=agent, mode=mode, reference=reference, config=config,
+                        defer=defer)  # fmt: skip
         sinks.append(db)
     video_sinks = [VideoSink(cam, size=video_size, db=db) for cam in videos]
     sinks.extend(video_sinks)
@@ -115,6 +135,7 @@ def run_episode(
         else:
             the_agent, own = agent_factory(bound, world, log)
             sinks[:0] = [*own, log]  # the log after the agent's own (`end`), before the SQLite sink
+        sinks[:0] = list(extra_sinks)
         runner = EpisodeRunner(world, bound, the_agent, seed=seed, sinks=sinks, anomalies=anomalies)
         runner.run()
     finally:
@@ -123,7 +144,7 @@ def run_episode(
         if callable(close):
             close()
     shas = {v.camera: v.media_sha for v in video_sinks if v.media_sha}
-    return Episode(runner, db.episode_id if db else None, shas)
+    return Episode(runner, db.episode_id if db else None, shas, db, log)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from storage import ExchangeRecord
+from storage import ExchangeRecord, Project
 
 if TYPE_CHECKING:
     from sim.episode._runner import EpisodeRunner
@@ -81,5 +81,10 @@ class ExchangeLog:
         if self._sent is not None:
             self.add(self._sent[0], json.loads(self._sent[1]), None)
             self._sent = None
-        if self.db is not None and self.db.episode_id is not None and self.exchanges:
-            self.db.project.episodes.append(self.db.episode_id, exchanges=self.exchanges)
+        if self.db is not None and not self.db.defer and self.db.episode_id is not None:
+            self.write(self.db.project, self.db.episode_id)
+
+    def write(self, project: Project, episode_id: str) -> None:
+        """Store the exchanges with a running episode (a deferred one: from its commit)."""
+        if self.exchanges:
+            project.episodes.append(episode_id, exchanges=self.exchanges)

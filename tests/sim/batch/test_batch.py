@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import statistics
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -191,3 +192,50 @@ def test_a_stale_rerun_stores_nothing(ran: tuple[Path, str]) -> None:
         assert stats.done == 1 and len(p.episodes.list()) == before
         assert p.jobs.get(dup).result_ref == f"sim_episodes:{cell.episode_id}"
         assert p.batches.cell(batch_id, cell.cell, cell.run).episode_id == cell.episode_id
+
+
+def test_agents_in_a_batch_scripted_and_external(tmp_path: Path) -> None:
+    example = Path(__file__).parents[3] / "docs" / "examples" / "external_agent.py"
+    argv = [sys.executable, str(example), "pick up the red brick",
+            "put the red brick on the blue brick"]  # fmt: skip
+    m = parse_manifest(manifest(
+        scenarios=["stack-two"], personas=["novice"], assistants=["oracle"], runs=2,
+        agents=["scripted", {"name": "mine", "kind": "external", "options": {"argv": argv}}],
+    ))  # fmt: skip
+    cells = plan_cells(m)
+    assert [(c.persona, c.assistant, c.timing) for c in cells[::2]] == [
+        ("novice", "oracle", "fixed"), ("-", "scripted", "-"), ("-", "mine", "-"),
+    ]  # fmt: skip
+    root = tmp_path / "p"
+    with Project.create(root) as p:
+        batch_id, _ = queue_batch(p, m)
+    stats = run_worker(root, drain=True, kind_modules=["sim.batch"], log=lambda _r: None)
+    assert stats.done == 6 and stats.failed == 0
+    with Project.open(root) as p:
+        table = results_table(p, batch_id)
+        rows = {r.key[0]: r for r in table.rows}
+        assert rows["scripted"].summaries["success"].mean == 1.0
+        assert rows["mine"].summaries["success"].mean == 1.0
+        for c in p.batches.cells(batch_id):
+            ep = p.episodes.get(str(c.episode_id))
+            if c.assistant == "mine":  # the protocol messages are stored with the episode
+                kinds = [json.loads(x.sent_json)["type"] for x in p.episodes.exchanges(ep.id)]
+                assert kinds[0] == "hello" and kinds[-1] == "end"
+            assert (ep.agent, bool(ep.config.get("interactive"))) == {
+                "oracle": ("rule+oracle", True), "scripted": ("scripted", False),
+                "mine": ("external", False),
+            }[c.assistant]
+
+
+def test_agent_manifest_errors(tmp_path: Path) -> None:
+    with pytest.raises(ManifestError, match=r"agents\[0\].kind: no agent 'robot'"):
+        parse_manifest(manifest(agents=["robot"]))
+    with pytest.raises(ManifestError, match=r"agents: 'oracle' also names an assistant"):
+        parse_manifest(manifest(agents=[{"name": "oracle", "kind": "scripted"}]))
+    with pytest.raises(ManifestError, match="at least one assistant"):
+        parse_manifest(manifest(assistants=[]))
+    bad = parse_manifest(manifest(assistants=[], agents=[{"name": "x", "kind": "external"}]))
+    with Project.create(tmp_path / "p") as p:
+        with pytest.raises(ManifestError, match=r"agents\[0\]: agent option argv"):
+            queue_batch(p, bad)
+        assert p.batches.list() == []
