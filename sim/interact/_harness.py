@@ -16,6 +16,7 @@ reference answers are derived (only completed actions count).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,7 +70,7 @@ class History:
     def observe(self, graph: SceneGraph) -> None:
         """Track when each item started cooking (its ``cooked`` level rising)."""
         for k, node in graph.nodes.items():
-            if not node.has("cookable"):
+            if "cookable" not in node.tags:  # (node.has inlined: this runs every tick)
                 continue
             level = float(node.attrs.get("cooked", 0.0))
             before = self.cooked.get(k, level)
@@ -158,7 +159,7 @@ class Harness:
         ev = self.active_error()
         return ev is not None and bool(ev.spec.actions)
 
-    def step(self, tick: int, graph: SceneGraph, events: list[Event]) -> list[int]:
+    def step(self, tick: int, graph: SceneGraph, events: Sequence[Event]) -> list[int]:
         """Fire what triggers now and track requests' windows; returns the newly fired."""
         fired: list[int] = []
         for i, ev in enumerate(self.events):
@@ -188,7 +189,7 @@ class Harness:
                 self._resolve(i, tick, "announced")
         return fired
 
-    def _track_request(self, i: int, tick: int, graph: SceneGraph, events: list[Event]) -> None:
+    def _track_request(self, i: int, tick: int, graph: SceneGraph, events: Sequence[Event]) -> None:
         ev, st = self.events[i], self.states[i]
         assert ev.condition is not None
         if st.data["t_c"] is None:
@@ -201,7 +202,7 @@ class Harness:
             self._resolve(i, tick, "window_closed")
 
     def progress(
-        self, tick: int, graph: SceneGraph, events: list[Event], *, drained: bool, accepted: int
+        self, tick: int, graph: SceneGraph, events: Sequence[Event], *, drained: bool, accepted: int
     ) -> bool:
         """Advance the holding error: commit, completion, cancel, timeout.
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 from sim.interact._types import AssistantReply, AssistantView, Frame
@@ -48,6 +49,9 @@ _COLOURS = {"red", "blue", "green", "yellow", "white", "black", "orange", "purpl
 FORGOT_GRACE = 30  # ticks a finished item may sit on the heat before "you forgot" is said
 
 
+# The oracle re-reads the same few step texts and object names on every query (every other
+# tick); these are pure functions of a short string, so each is parsed once.
+@lru_cache(maxsize=4096)
 def _id(name: str) -> str:
     """An object id from how it is said: "red brick" → ``brick_red``, "cutting board" →
     ``cutting_board`` (ids are type first, colour last)."""
@@ -65,6 +69,7 @@ def _name(obj: str) -> str:
     return " ".join(parts)
 
 
+@lru_cache(maxsize=4096)
 def _parse_step(step: str) -> tuple[str, str, str | None] | None:
     m = _STEP.match(step.strip().lower())
     if m is None:
@@ -243,8 +248,8 @@ class OracleAssistant:
                 if k == held or where in ("on table", "held") or where.startswith("in "):
                     continue
                 target = where[3:]
-                placed = [q for s in steps if (q := _parse_step(s)) and q[:2] == ("place", k)]
-                if placed and not any(q[2] == target for q in placed):
+                placed = _placements(tuple(steps)).get(k)
+                if placed and target not in placed:
                     found = ("wrong_order", k, f"The {_name(k)} is on the {_name(target)}, "
                              f"which is wrong. {free(k)}pick up the {_name(k)}, then put the "
                              f"{_name(k)} on the table.")  # fmt: skip
@@ -270,6 +275,16 @@ class OracleAssistant:
 
     def restore(self, state: dict[str, Any]) -> None:
         self.m = {**state, "log": [list(x) for x in state["log"]]}
+
+
+@lru_cache(maxsize=64)
+def _placements(steps: tuple[str, ...]) -> dict[str, tuple[str | None, ...]]:
+    """Where the recipe puts each object (``place`` steps' targets), by object id."""
+    out: dict[str, tuple[str | None, ...]] = {}
+    for s in steps:
+        if (q := _parse_step(s)) is not None and q[0] == "place":
+            out[q[1]] = (*out.get(q[1], ()), q[2])
+    return out
 
 
 def _at(steps: Sequence[str], i: int) -> str | None:

@@ -25,7 +25,7 @@ from typing import Any
 from sim.assistants import AssistantClock, TimingConfig
 from sim.episode import Observation
 from sim.interact._harness import Harness
-from sim.interact._scene import describe_scene
+from sim.interact._scene import SceneCamera
 from sim.interact._schedule import Schedule, ScheduledEvent
 from sim.interact._types import (
     Assistant,
@@ -45,10 +45,36 @@ WINDOW = 8  # observations in the assistant's sliding window (spec §2.5)
 
 @dataclass
 class Tables:
-    """The interaction trace as rows, appended as they happen (sinks drain them)."""
+    """The interaction trace as rows, appended as they happen (sinks drain them).
+
+    An exchange row is kept with the immutable view it audits and gets the view's stored form
+    (``sent``) the first time :attr:`exchanges` is read: every view repeats the conversation
+    so far, and converting each one as it was sent cost about a fifth of the CPU of a symbolic
+    episode that nobody stores (a benchmark, an RL rollout). Read or stored, the rows are the
+    same: a view is immutable (its dicts are built for it and nobody changes them).
+    """
 
     turns: list[dict[str, Any]] = field(default_factory=list)
-    exchanges: list[dict[str, Any]] = field(default_factory=list)
+    _exchanges: list[dict[str, Any]] = field(default_factory=list)
+    _converted: int = 0  # rows before this index already hold their ``sent`` dict
+
+    @property
+    def exchanges(self) -> list[dict[str, Any]]:
+        rows = self._exchanges
+        for row in rows[self._converted :]:
+            if isinstance(sent := row["sent"], AssistantView | UserView):
+                row["sent"] = sent.to_json()
+        self._converted = len(rows)
+        return rows
+
+    @property
+    def exchange_count(self) -> int:
+        return len(self._exchanges)
+
+    def audit(self, row: dict[str, Any], view: AssistantView | UserView) -> None:
+        """Append an exchange row whose ``sent`` is ``view`` (converted when read)."""
+        row["sent"] = view
+        self._exchanges.append(row)
 
 
 class InteractiveAgent:
@@ -78,7 +104,11 @@ class InteractiveAgent:
         self.clock = AssistantClock(timing)
         self.timing = timing
         self.window = window
-        self._frame = frame or (lambda g: Frame(g.tick, describe_scene(g)))
+        camera = SceneCamera()
+        self._frame = frame or (lambda g: Frame(g.tick, camera(g)))
+        # a persona is frozen: its announced axes and instructions are the same in every view
+        self._announced = persona.announced()
+        self._instructions = tuple(persona.instructions())
         self.tables = Tables()
         self.conversation: list[Line] = []
         self.frames: list[Frame] = []
@@ -110,7 +140,7 @@ class InteractiveAgent:
         reasons = self._world_feedback(obs)
         if t == 0:
             reasons.append("start")
-        fired = self.harness.step(t, graph, list(obs.events))
+        fired = self.harness.step(t, graph, obs.events)
         for i in fired:
             reasons.append("event")
             if self.harness.events[i].spec.category == "error":
@@ -118,7 +148,7 @@ class InteractiveAgent:
                 self._harness_accepted = 0
         drained = not self.harness_queue and not obs.busy and self._in_flight != "harness"
         if self.harness.progress(
-            t, graph, list(obs.events), drained=drained, accepted=self._harness_accepted
+            t, graph, obs.events, drained=drained, accepted=self._harness_accepted
         ):
             self.harness_queue = []
         if self._deliver(t):
@@ -186,8 +216,8 @@ class InteractiveAgent:
             tick=obs.tick,
             reason=",".join(dict.fromkeys(reasons)),
             instruction=self.instruction,
-            persona=tuple(self.persona.instructions()),
-            preferences=self.persona.announced(),
+            persona=self._instructions,
+            preferences=dict(self._announced),
             holding=obs.graph.held(),
             current=self._current,
             queue=tuple(self.harness_queue if holding else self.user_queue),
@@ -201,9 +231,7 @@ class InteractiveAgent:
         )
         self.feedback = []
         turn = self.user.turn(view)
-        self.tables.exchanges.append(
-            {"tick": obs.tick, "party": "user", "sent": view.to_json(), "received": turn.to_json()}
-        )
+        self.tables.audit({"tick": obs.tick, "party": "user", "received": turn.to_json()}, view)
         self._apply(obs.tick, turn)
 
     def _system_task(self, fired: list[int]) -> str | None:
@@ -260,7 +288,7 @@ class InteractiveAgent:
             seconds=round(t * self.timing.tick_s, 3),
             instruction=self.instruction,
             steps=self.steps,
-            preferences=self.persona.announced(),
+            preferences=dict(self._announced),
             conversation=tuple(self.conversation),
             frames=tuple(self.frames),
             memory=self.memory,
@@ -268,9 +296,9 @@ class InteractiveAgent:
         reply, latency = self.assistant.respond(view)
         received = reply.to_json()
         due = self.clock.asked(t, received, latency)
-        self.tables.exchanges.append(
-            {"tick": t, "party": "assistant", "sent": view.to_json(), "received": received,
-             "latency_s": latency, "due_tick": due}
+        self.tables.audit(
+            {"tick": t, "party": "assistant", "received": received, "latency_s": latency,
+             "due_tick": due}, view
         )  # fmt: skip
 
     def _feed(self, obs: Observation) -> list[Action]:
@@ -318,7 +346,7 @@ class InteractiveAgent:
             "harness_accepted": self._harness_accepted,
             "in_flight": self._in_flight,
             "current": self._current,
-            "rows": {"turns": len(self.tables.turns), "exchanges": len(self.tables.exchanges)},
+            "rows": {"turns": len(self.tables.turns), "exchanges": self.tables.exchange_count},
         }
 
     def restore(self, s: dict[str, Any]) -> None:

@@ -21,8 +21,9 @@ if TYPE_CHECKING:
     from sim.interact._session import InteractiveAgent
 
 
-def _dumps(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+#: ``json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)`` with one encoder
+#: built once (dumps builds a new one per call for any non-default argument): the same text
+_dumps = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str).encode
 
 
 def turn_record(idx: int, row: dict[str, Any]) -> TurnRecord:
@@ -93,7 +94,7 @@ class InteractionSink:
         snapshot: dict[str, Any] | None,
     ) -> None:
         tables = self.agent.tables
-        new = len(tables.turns) - self._turns + len(tables.exchanges) - self._exchanges
+        new = len(tables.turns) - self._turns + tables.exchange_count - self._exchanges
         if not self.db.defer and new > 50:
             self._flush()
 

@@ -132,9 +132,7 @@ def test_results_table_matches_a_hand_computation(ran: tuple[Path, str]) -> None
             per_run = []
             for r in range(3):
                 eps = [c.episode_id for c in cells if c.run == r and c.scenario == row.key[0]]
-                per_run.append(
-                    statistics.fmean(p.episodes.metrics(str(e))["gcr"] for e in eps)
-                )
+                per_run.append(statistics.fmean(p.episodes.metrics(str(e))["gcr"] for e in eps))
             s = row.summaries["goal_completion"]
             assert s.mean == pytest.approx(statistics.fmean(per_run))
             assert s.sd == pytest.approx(statistics.pstdev(per_run))
@@ -222,7 +220,8 @@ def test_agents_in_a_batch_scripted_and_external(tmp_path: Path) -> None:
                 kinds = [json.loads(x.sent_json)["type"] for x in p.episodes.exchanges(ep.id)]
                 assert kinds[0] == "hello" and kinds[-1] == "end"
             assert (ep.agent, bool(ep.config.get("interactive"))) == {
-                "oracle": ("rule+oracle", True), "scripted": ("scripted", False),
+                "oracle": ("rule+oracle", True),
+                "scripted": ("scripted", False),
                 "mine": ("external", False),
             }[c.assistant]
 
