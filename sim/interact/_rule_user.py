@@ -246,12 +246,12 @@ class RuleUser:
         t = view.tick
         if self.s["awaiting"] is not None:
             if t - self.s["asked_at"] < ANSWER_WAIT:
-                return UserTurn()
+                return UserTurn(wake=self.s["asked_at"] + ANSWER_WAIT)
             self.s["awaiting"] = None
         if self.s["idle_since"] is None:
             self.s["idle_since"] = t
         if t - self.s["idle_since"] < self._gap():
-            return UserTurn()
+            return UserTurn(wake=self.s["idle_since"] + self._gap())
         plan = self._plan()
         while self.s["index"] < len(plan):
             step = plan[self.s["index"]]
@@ -273,7 +273,7 @@ class RuleUser:
             if self.s["finished_at"] is None:
                 self.s["finished_at"] = t
             if t - self.s["finished_at"] < LINGER:
-                return UserTurn()
+                return UserTurn(wake=self.s["finished_at"] + LINGER)
             said = "" if self.s["said_done"] else "Done, I think that's everything."
             self.s["said_done"] = True
             return UserTurn(said, "continue", done=True)

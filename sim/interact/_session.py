@@ -118,6 +118,7 @@ class InteractiveAgent:
         self.feedback: list[str] = []
         self.done_steps = 0
         self.user_done = False
+        self._user_wake: int | None = None  # see UserTurn.wake
         self._harness_accepted = 0
         self._in_flight: str | None = None  # "user" | "harness": who submitted the running action
         self._current: str | None = None  # the command being carried out
@@ -156,6 +157,8 @@ class InteractiveAgent:
         idle = not obs.busy and obs.queued == 0 and self._in_flight is None
         if idle and not self.user_queue and not self.harness.seizing() and not self.user_done:
             reasons.append("idle")
+        if reasons == ["idle"] and self._user_wake is not None and t < self._user_wake:
+            reasons = []  # an idle user who said when it will next act: nothing changed since
         if reasons:
             self._user_turn(obs, reasons, fired)
         if self._sample_due(t):
@@ -259,6 +262,7 @@ class InteractiveAgent:
         return None
 
     def _apply(self, t: int, turn: UserTurn) -> None:
+        self._user_wake = turn.wake
         if turn.utterance:
             self.conversation.append(Line(t, "user", turn.utterance))
         if turn.utterance or turn.move != "continue":
@@ -339,6 +343,7 @@ class InteractiveAgent:
             "frames": [f.to_json() for f in self.frames],
             "memory": self.memory,
             "user_queue": list(self.user_queue),
+            "user_wake": self._user_wake,
             "harness_queue": list(self.harness_queue),
             "feedback": list(self.feedback),
             "done_steps": self.done_steps,
@@ -358,6 +363,7 @@ class InteractiveAgent:
         self.frames = [Frame(f["tick"], f["scene"], f.get("image")) for f in s["frames"]]
         self.memory = s["memory"]
         self.user_queue = list(s["user_queue"])
+        self._user_wake = s.get("user_wake")
         self.harness_queue = list(s["harness_queue"])
         self.feedback = list(s["feedback"])
         self.done_steps = int(s["done_steps"])

@@ -182,9 +182,12 @@ class UserTurn:
     commands: tuple[str, ...] = ()
     error_call: bool | None = None  # during an error event: did the assistant find it?
     done: bool = False  # the user considers the task finished
+    #: nothing to do before this tick unless spoken to, told of a result or given an event:
+    #: the loop does not ask an idle user again before it (a paced user, a waiting one)
+    wake: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "utterance": self.utterance,
             "move": self.move,
             "plan": self.plan,
@@ -192,6 +195,9 @@ class UserTurn:
             "error_call": self.error_call,
             "done": self.done,
         }
+        if self.wake is not None:
+            out["wake"] = self.wake
+        return out
 
     @staticmethod
     def from_json(d: dict[str, Any]) -> UserTurn:
@@ -206,7 +212,9 @@ class UserTurn:
             commands=tuple(str(c) for c in d.get("commands") or ()),
             error_call=d.get("error_call"),
             done=bool(d.get("done", False)),
-        )
+            wake=wake if isinstance(wake := d.get("wake"), int) and not isinstance(wake, bool)
+            else None,
+        )  # fmt: skip
 
 
 class Assistant(Protocol):
