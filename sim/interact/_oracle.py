@@ -88,7 +88,7 @@ class OracleAssistant:
         self.m: dict[str, Any] = {
             "pointer": 0, "seen": -1, "heard": -1, "log": [], "cook_start": {}, "requests": [],
             "warned": {}, "plan_changed": False, "quiet": False, "last_change": 0,
-            "done_at": {},
+            "done_at": {}, "quiet_until": {},
         }  # fmt: skip
 
     # -- memory from frames ------------------------------------------------------------------
@@ -134,7 +134,9 @@ class OracleAssistant:
         if view.conversation:
             self.m["heard"] = max(self.m["heard"], view.conversation[-1].tick)
         for line in heard:
-            answer = self._hear(line.text, view.tick, steps, view.seconds / max(view.tick, 1))
+            answer = self._hear(
+                line.text, view.tick, steps, view.seconds / max(view.tick, 1), scene
+            )
             if answer:
                 said.append(answer)
         for item in list(self.m["requests"]):
@@ -151,11 +153,16 @@ class OracleAssistant:
         reply = AssistantReply(" ".join(said), flag, target, progress)
         return reply, self.latency_s
 
-    def _hear(self, text: str, tick: int, steps: Sequence[str], tick_s: float) -> str | None:
+    def _hear(
+        self, text: str, tick: int, steps: Sequence[str], tick_s: float, scene: dict[str, str]
+    ) -> str | None:
         if _AGREED.search(text):
-            for key, at in self.m["warned"].items():  # let the user act on what it agreed to
+            # let the user act on what it agreed to: the warnings it just heard go quiet (an
+            # "ok" to other advice must not keep silencing an old warning forever)
+            quiet = self.m.setdefault("quiet_until", {})
+            for key, at in self.m["warned"].items():
                 if tick - at <= 2 * REPEAT:
-                    self.m["warned"][key] = max(at, tick + ACK_QUIET - REPEAT)
+                    quiet[key] = max(quiet.get(key, 0), tick + ACK_QUIET)
             return None
         if _QUIET.search(text):
             self.m["quiet"] = True
@@ -185,8 +192,17 @@ class OracleAssistant:
             return "Yes." if self._first(_VERB_OF[m[1].lower()], _id(m[2])) is not None else "No."
         if _NEXT.search(text):
             nxt = _at(steps, self.m["pointer"])
-            return f"Next, {nxt}." if nxt else "You're done."
+            return f"Next, {self._doable(nxt, scene)}." if nxt else "You're done."
         return None
+
+    @staticmethod
+    def _doable(step: str, scene: dict[str, str]) -> str:
+        """A step as something the user can do now: a placement of what is not in hand
+        starts with picking it up."""
+        q = _parse_step(step)
+        if q is not None and q[0] == "place" and not scene.get(q[1], "").startswith("held"):
+            return f"pick up the {_name(q[1])}, then {step}"
+        return step
 
     def _first(self, verb: str, obj: str) -> int | None:
         return next((t for t, v, o in self.m["log"] if v == verb and o == obj), None)
@@ -233,7 +249,16 @@ class OracleAssistant:
             if on and done and tick - min(done) > FORGOT_GRACE:
                 found = ("forgotten_step", nxt[1], f"You forgot a step: the {_name(nxt[1])} is "
                          f"still on. Turn off the {_name(nxt[1])}.")  # fmt: skip
-        if found is None and held is not None and nxt is not None and nxt[1] != held:
+        # holding what its own last remedy told the user to pick up is following it, not a slip
+        picked = max((t for t, v, o in self.m["log"] if v == "pick" and o == held), default=-1)
+        following = held in self.m.get("advised", ()) and picked >= self.m.get("advised_at", 0)
+        if (
+            found is None
+            and held is not None
+            and nxt is not None
+            and nxt[1] != held
+            and not following
+        ):
             if nxt[0] == "turn_off" and "on" in scene.get(nxt[1], "").split(", "):
                 found = ("forgotten_step", nxt[1], f"Wait, you forgot a step: the {_name(nxt[1])}"
                          f" is still on. Put the {_name(held)} on the table, then turn off the "
@@ -248,11 +273,18 @@ class OracleAssistant:
                 if k == held or where in ("on table", "held") or where.startswith("in "):
                     continue
                 target = where[3:]
-                placed = _placements(tuple(steps)).get(k)
+                placements = _placements(tuple(steps))
+                placed = placements.get(k)
                 if placed and target not in placed:
-                    found = ("wrong_order", k, f"The {_name(k)} is on the {_name(target)}, "
-                             f"which is wrong. {free(k)}pick up the {_name(k)}, then put the "
-                             f"{_name(k)} on the table.")  # fmt: skip
+                    # on a spot the recipe fills later (the cheese on the bun before the patty):
+                    # the order is wrong; on a spot the recipe never uses: the preparation is
+                    order = any(target in t for t in placements.values())
+                    # out of order: off it comes; in the wrong place: to where the recipe puts it
+                    dest = "table" if order or placed[0] is None else _name(placed[0])
+                    found = ("wrong_order" if order else "incorrect_preparation", k,
+                             f"The {_name(k)} is on the {_name(target)}, which is wrong. "
+                             f"{free(k)}pick up the {_name(k)}, then put the {_name(k)} on "
+                             f"the {dest}.")  # fmt: skip
                     break
         if (
             found is None
@@ -260,14 +292,20 @@ class OracleAssistant:
             and tick - self.m["last_change"] > STALL
             and not any(0 < _level(v) < 1.0 for v in scene.values())
         ):
-            found = ("stalled_progress", "", f"You seem to have paused. Next, {steps[p]}.")
+            todo = self._doable(steps[p], scene)
+            found = ("stalled_progress", "", f"You seem to have paused. Next, {todo}.")
         if found is None:
             return None
         key = f"{found[0]}:{found[1]}"
         last = self.m["warned"].get(key)
         if last is not None and tick - last < REPEAT:
             return None
+        if tick < self.m.get("quiet_until", {}).get(key, -1):
+            return None
         self.m["warned"][key] = tick
+        picks = [q[1] for c in found[2].split(", then ") if (q := _parse_step(_clause(c)))
+                 and q[0] == "pick"]  # fmt: skip
+        self.m["advised"], self.m["advised_at"] = picks, tick
         return found
 
     def state(self) -> dict[str, Any]:
@@ -285,6 +323,11 @@ def _placements(steps: tuple[str, ...]) -> dict[str, tuple[str | None, ...]]:
         if (q := _parse_step(s)) is not None and q[0] == "place":
             out[q[1]] = (*out.get(q[1], ()), q[2])
     return out
+
+
+def _clause(text: str) -> str:
+    """The command in one clause of a remedy ("… wrong. Put the cheese on the table")."""
+    return text.rsplit(". ", 1)[-1].strip().rstrip(".").lower()
 
 
 def _at(steps: Sequence[str], i: int) -> str | None:

@@ -66,6 +66,14 @@ def _key(command: str) -> tuple[str, ...]:
                  (a.verb.value, a.obj, a.relation, a.target))  # fmt: skip
 
 
+def _text(step: str | ReferenceStep) -> str:
+    """A plan step's command (an action step; waits have none)."""
+    if isinstance(step, str):
+        return step
+    assert step.action is not None
+    return step.action.text or step.action.describe()
+
+
 def _names(obj: str) -> set[str]:
     """How a person may refer to an object id: "cutting board", "board", "red brick"."""
     parts = obj.split("_")
@@ -166,8 +174,10 @@ class RuleUser:
         """Steps of its own plan that a followed correction already does are not done twice."""
         self.s["last_step"] = None
         keys = {_key(c) for c in cmds}
+        last = {(k := _key(c))[1]: k for c in cmds}  # per object, the correction's last word
         plan = self._plan()
         i = self.s["index"]
+        ahead = {_key(_text(s)) for s in plan[i:] if isinstance(s, str) or s.action is not None}
         while i < len(plan):
             step = plan[i]
             if not isinstance(step, str) and step.action is None:
@@ -175,8 +185,11 @@ class RuleUser:
                     break  # a wait not over yet: later steps belong after it
                 i += 1
                 continue
-            text = step if isinstance(step, str) else (step.action.text or step.action.describe())
-            if i not in self.s["forgotten"] and _key(text) in keys:
+            key = _key(_text(step))
+            # a pick the correction undoes ("pick up the cheese, put the cheese on the table":
+            # off the plan) is still the user's to do; a pick it follows through is done
+            undone = key[0] == "pick" and last.get(key[1], key) not in ahead | {key}
+            if i not in self.s["forgotten"] and key in keys and not undone:
                 self.s["forgotten"].append(i)
             i += 1
 
@@ -218,9 +231,11 @@ class RuleUser:
         if awaiting == "answer":
             self.s["awaiting"] = None
             return UserTurn(self._short("Thanks.") if self.b.welcomes_commentary else "")
-        if awaiting == "next" and cmds:
+        if awaiting == "next" and cmds:  # it asked: it does what it was told
             self.s["awaiting"] = None
-            return UserTurn(self._short("Got it."), "accept")
+            self._covered(cmds, view.graph)
+            return UserTurn(self._short("Got it."), "accept", plan="replace",
+                            commands=(*cmds, *view.queue))  # fmt: skip
         changed = {_key(c) for c in self.s["plan"] or ()}
         if cue and any(_key(c) not in changed and _key(c)[1] in {k[1] for k in changed}
                        for c in cmds):  # fmt: skip

@@ -7,6 +7,8 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
+import pytest
+
 import judge  # noqa: F401  (adds the quality items to results tables)
 from judge import quality_scores, queue_quality
 from judge.loopback import FakeServer
@@ -47,7 +49,8 @@ def test_quality_column_pools_rounds_per_run(tmp_path: Path) -> None:
                 per_run.append(
                     statistics.fmean(s for x in rounds if (s := round_score(x)) is not None)
                 )
-            assert q.mean == statistics.fmean(per_run) and q.sd == statistics.pstdev(per_run)
+            assert q.mean == pytest.approx(statistics.fmean(per_run))
+            assert q.sd == pytest.approx(statistics.pstdev(per_run))
             assert q.mean is not None and 0 < q.mean < 1
             assert sorted(q.episodes) == sorted(str(c.episode_id) for c in cells)
         assert len(verdicts.calls) == calls  # the table came from stored verdicts only

@@ -77,6 +77,7 @@ def _leaky_schedule() -> dict[str, Any]:
         "events": [
             {"id": "burner", "category": "error", "type": "forgotten_step", "skip": 1,
              "trigger": {"attr": ["patty", "cooked", ">=", 0.9]}, "targets": ["burner"],
+             "commit": {"attr": ["patty", "cooked", ">=", 1.5]},
              "mistake": f"You forget the burner. {LEAKS[0]}"},
             {"id": "q", "category": "question", "family": "count",
              "trigger": {"in": ["patty", "pan"]}, "about": {"verb": "pick", "obj": "patty"},
@@ -86,7 +87,7 @@ def _leaky_schedule() -> dict[str, Any]:
 
 
 def test_private_fields_never_reach_the_assistant_and_flags_never_reach_the_user() -> None:
-    persona = Persona(name="leaky", skill="low", trust="high", speed="quick")
+    persona = Persona(name="leaky", skill="high", trust="high", speed="quick")
     ep = run_interactive(bound=open_scenario("cook-patty"), persona=persona,
                          schedule=_leaky_schedule())  # fmt: skip
     sent_to_assistant = json.dumps([x["sent"] for x in ep.agent.tables.exchanges
