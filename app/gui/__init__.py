@@ -36,8 +36,8 @@ def run_gui(project: Path | None = None) -> int:
 
     from PySide6.QtWidgets import QApplication
 
-    from app.gui._errors import ErrorBoundary
     from app.gui._main_window import MainWindow
+    from app.gui.common import ErrorBoundary
 
     app = QApplication.instance() or QApplication(sys.argv)
     app.setApplicationName("Rollout Workbench")

@@ -32,18 +32,23 @@ from PySide6.QtWidgets import (
 )
 
 from annotation import UserError
-from app.gui._annotate import AnnotateWorkspace
-from app.gui._bridge import Bridge
-from app.gui._commands import COMMANDS, effective_keys, load_overrides, save_overrides
-from app.gui._help import ShortcutEditor, ShortcutOverlay, about_text
-from app.gui._importer import CaseImporter
-from app.gui._jobs_panel import JobsPanel
-from app.gui._judge_dialog import JudgeDialog
-from app.gui._results import ResultsPanel
-from app.gui._scroll import VerticalScroll
-from app.gui._state import AnnotateState
-from app.gui._trace_view import TraceView
-from app.gui._workers import LocalWorkers
+from app.gui.annotate import AnnotateWorkspace
+from app.gui.common import (
+    COMMANDS,
+    AnnotateState,
+    Bridge,
+    CaseImporter,
+    LocalWorkers,
+    ShortcutEditor,
+    ShortcutOverlay,
+    VerticalScroll,
+    about_text,
+    effective_keys,
+    load_overrides,
+    save_overrides,
+)
+from app.gui.judge import JobsPanel, JudgeDialog, TraceView
+from app.gui.results import ResultsPanel
 from judge import QueueError, queue_judge
 from storage import (
     ImportReport,

@@ -140,7 +140,7 @@ def test_double_click_evidence_edits_its_note(
     st.project.annotations.add_evidence(st.video.id, st.rater, start_frame=1, end_frame=2)
     st.data_changed.emit()
     monkeypatch.setattr(
-        "app.gui._annotate.QInputDialog.getText", lambda *a, **k: ("cup vanishes", True)
+        "app.gui.annotate._workspace.QInputDialog.getText", lambda *a, **k: ("cup vanishes", True)
     )
     item = w.annotate.evidence.item(0)
     rect = w.annotate.evidence.visualItemRect(item)

@@ -7,7 +7,7 @@ import threading
 import pytest
 from pytestqt.qtbot import QtBot
 
-from app.gui._bridge import Bridge
+from app.gui.common._bridge import Bridge
 
 pytestmark = pytest.mark.gui
 

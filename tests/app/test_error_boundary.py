@@ -9,8 +9,8 @@ import pytest
 from PySide6.QtWidgets import QMessageBox, QPushButton
 from pytestqt.qtbot import QtBot
 
-from app.gui._bridge import Bridge
-from app.gui._errors import ErrorBoundary
+from app.gui.common._bridge import Bridge
+from app.gui.common._errors import ErrorBoundary
 from storage import ProjectError
 
 pytestmark = [pytest.mark.gui, pytest.mark.qt_no_exception_capture]

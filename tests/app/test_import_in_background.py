@@ -54,7 +54,7 @@ def test_import_runs_off_the_gui_thread_with_progress(
             release.wait(60)  # hold the import until the GUI has shown it is still alive
         return real(*args, **kwargs)
 
-    monkeypatch.setattr("app.gui._importer.import_cases", held_import)
+    monkeypatch.setattr("app.gui.common._importer.import_cases", held_import)
     counts: list[tuple[int, int, bool]] = []
     w.importer.progress.connect(
         lambda _f, done, total: counts.append(

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from pytestqt.qtbot import QtBot
 
-from app.gui._jobs_panel import eta_seconds
 from app.gui._main_window import MainWindow
+from app.gui.judge._jobs_panel import eta_seconds
 from judge import ModelProfile, queue_judge, save_profile
 from storage import Job, JobStatus
 

@@ -10,8 +10,8 @@ from PySide6.QtCore import QTimer, QUrl
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
-from app.gui._judge_dialog import JudgeDialog
 from app.gui._main_window import MainWindow
+from app.gui.judge._dialog import JudgeDialog
 from judge import ModelProfile, save_profile
 from judge.loopback import FakeServer, wire_responder
 from storage import Project

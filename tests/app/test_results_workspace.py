@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from pytestqt.qtbot import QtBot
 
-import app.gui._results as results_module
+import app.gui.results._workspace as results_module
 from app.gui._main_window import MainWindow
 from tests.app.rated import rate_and_judge
 
@@ -63,7 +63,7 @@ def test_results_workspace(
     assert w.state.video is not None and w.state.video.id == target
     assert "Human consensus" in panel.verdicts.text() and "loop · gated" in panel.verdicts.text()
     # exports
-    from app.gui._results import table_to_csv
+    from app.gui.results._workspace import table_to_csv
 
     table_to_csv(panel.agreement, tmp_path / "agreement.csv")
     assert (tmp_path / "agreement.csv").read_text().startswith("Group,Evaluator,Axis,Metric")

@@ -17,8 +17,8 @@ from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from annotation import Answer
-from app.gui._bridge import Bridge
 from app.gui._main_window import MainWindow
+from app.gui.common._bridge import Bridge
 from storage import Project
 from storage.media import FrameStore
 from tests.app.test_annotate_keyboard import add_subgoal_by_keyboard, press

@@ -13,9 +13,9 @@ from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QApplication, QTextBrowser
 from pytestqt.qtbot import QtBot
 
-from app.gui._commands import COMMANDS, conflicts, effective_keys
-from app.gui._help import ShortcutOverlay
 from app.gui._main_window import MainWindow
+from app.gui.common._commands import COMMANDS, conflicts, effective_keys
+from app.gui.common._help import ShortcutOverlay
 from storage import Project
 from tests.casefactory import make_case
 

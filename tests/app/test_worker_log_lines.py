@@ -10,7 +10,7 @@ import pytest
 from PySide6.QtCore import QProcess
 from pytestqt.qtbot import QtBot
 
-from app.gui._workers import LineBuffer, LocalWorkers
+from app.gui.common._workers import LineBuffer, LocalWorkers
 
 pytestmark = pytest.mark.gui
 

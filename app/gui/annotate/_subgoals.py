@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.gui._state import AnnotateState
+from app.gui.common import AnnotateState
 from storage import Subgoal
 
 

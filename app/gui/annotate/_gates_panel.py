@@ -29,7 +29,7 @@ from annotation import (
     enabled_gates,
     evaluate_subgoal,
 )
-from app.gui._state import AnnotateState
+from app.gui.common import AnnotateState
 
 ANSWER_TEXT = {
     Answer.PASS: "yes",

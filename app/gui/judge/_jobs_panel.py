@@ -31,8 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.gui._state import AnnotateState
-from app.gui._workers import LocalWorkers
+from app.gui.common import AnnotateState, LocalWorkers
 from storage import Job, JobStatus
 
 COLUMNS = ("Job", "Kind", "Video", "Status", "Progress", "Tries", "Cost $", "Error / note")

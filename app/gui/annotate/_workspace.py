@@ -14,18 +14,14 @@ from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QDialog, QInputDialog, QMessageBox, QVBoxLayout, QWidget
 
 from annotation import GATES_ALL, Answer, UserError, evaluate_subgoal, load_rubric
-from app.gui._bridge import Bridge
-from app.gui._case_panel import CasePanel
-from app.gui._evidence_panel import EvidencePanel
-from app.gui._frame_view import FrameView
-from app.gui._frames import FrameFeed
-from app.gui._gates_panel import GatePanel
-from app.gui._player import PlayerController, TransportBar
-from app.gui._score_panel import ScorePanel
-from app.gui._state import AnnotateState
-from app.gui._subgoals import SubgoalDialog, SubgoalPanel
-from app.gui._timeline import Mark, Timeline
-from app.gui._video_list import VideoList
+from app.gui.annotate._case_panel import CasePanel
+from app.gui.annotate._evidence_panel import EvidencePanel
+from app.gui.annotate._gates_panel import GatePanel
+from app.gui.annotate._player import PlayerController, TransportBar
+from app.gui.annotate._score_panel import ScorePanel
+from app.gui.annotate._subgoals import SubgoalDialog, SubgoalPanel
+from app.gui.annotate._video_list import VideoList
+from app.gui.common import AnnotateState, Bridge, FrameFeed, FrameView, Mark, Timeline
 from storage import AnnotationError, Settings, Video
 
 

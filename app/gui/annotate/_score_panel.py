@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
 
-from app.gui._state import AnnotateState
+from app.gui.common import AnnotateState
 
 
 def _fmt(v: float | None) -> str:

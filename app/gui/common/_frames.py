@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 from PySide6.QtGui import QImage
 
-from app.gui._bridge import Bridge
+from app.gui.common._bridge import Bridge
 from storage.media import DEFAULT_STORE_CRF, FrameSource, VideoIndex
 
 log = logging.getLogger(__name__)

@@ -6,7 +6,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QPixmap
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from app.gui._state import AnnotateState
+from app.gui.common import AnnotateState
 
 
 class CasePanel(QFrame):

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.gui._commands import COMMANDS, conflicts
+from app.gui.common._commands import COMMANDS, conflicts
 
 
 def _keys_text(keys: tuple[str, ...]) -> str:

@@ -11,7 +11,7 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
-from app.gui._state import AnnotateState
+from app.gui.common._state import AnnotateState
 from storage.media import VideoIndex
 
 GATE_COLORS = {

@@ -12,7 +12,7 @@ import time
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QStyle, QToolButton, QWidget
 
-from app.gui._state import AnnotateState
+from app.gui.common import AnnotateState
 from storage.media import VideoIndex
 
 SPEEDS = (0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0)

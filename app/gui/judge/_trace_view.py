@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.gui._state import AnnotateState
+from app.gui.common import AnnotateState
 from storage import JudgeRuns, RunAnswer, RunSubgoal, RunTrace
 
 ANSWER_COLOR = {"yes": "#2e7d32", "no": "#c62828", "NA": "#6d6d6d"}

@@ -105,7 +105,7 @@ class Bridge:
 
     def fail(self, channel: str, err: BaseException) -> None:
         """The default failure path, also for an ``on_error`` that handles only some errors:
-        the GUI's error boundary (sys.excepthook, see app/gui/_errors.py) shows it."""
+        the GUI's error boundary (sys.excepthook, see app/gui/common/_errors.py) shows it."""
         log.error("background work on %s failed: %s", channel, err)
         sys.excepthook(type(err), err, err.__traceback__)
 

@@ -33,8 +33,7 @@ from PySide6.QtWidgets import (
 )
 
 from annotation import Leaderboard, UserError
-from app.gui._bridge import Bridge
-from app.gui._state import AnnotateState
+from app.gui.common import AnnotateState, Bridge
 from storage import AgreementReport, agreement_report
 
 AXES = ("task", "physics", "final")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QListWidget, QListWidgetItem, QWidget
 
-from app.gui._state import AnnotateState
+from app.gui.common import AnnotateState
 from storage import EvidenceMark
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 
 from annotation import UserError
-from app.gui._bridge import Bridge
+from app.gui.common._bridge import Bridge
 from storage import ImportReport, Project, import_cases
 
 
