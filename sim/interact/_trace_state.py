@@ -8,11 +8,10 @@ them are reproducible offline.
 from __future__ import annotations
 
 import json
-from dataclasses import replace
-from typing import Any
 
 from sim.contracts import Event
-from sim.world import Node, SceneGraph
+from sim.review import apply_diff
+from sim.world import SceneGraph
 from storage import ActionRecord, EpisodeRecord, EpisodeStatus, Project
 
 
@@ -52,32 +51,8 @@ def final_graph(project: Project, ep: EpisodeRecord) -> SceneGraph | None:
         if t.graph_json is not None:
             graph = SceneGraph.from_json(json.loads(t.graph_json))
         elif graph is not None:
-            graph = _apply_diff(graph, t.tick, json.loads(t.diff_json))
+            graph = apply_diff(graph, t.tick, json.loads(t.diff_json))
     return graph
-
-
-def _apply_diff(graph: SceneGraph, tick: int, d: dict[str, Any]) -> SceneGraph:
-    rels = set(graph.relations)
-    rels -= {(str(r[0]), str(r[1]), str(r[2])) for r in d.get("removed", ())}
-    rels |= {(str(r[0]), str(r[1]), str(r[2])) for r in d.get("added", ())}
-    nodes: dict[str, Node] = dict(graph.nodes)
-    for k, changes in d.get("attrs", {}).items():
-        if k not in nodes:
-            continue
-        node = nodes[k]
-        attrs = dict(node.attrs)
-        visible = node.visible
-        for name, (_, after) in changes.items():
-            if name == "visible":
-                visible = bool(after)
-            elif after is None:
-                attrs.pop(name, None)
-            else:
-                attrs[name] = after
-        nodes[k] = replace(node, attrs=attrs, visible=visible)
-    for k in d.get("vanished", ()):
-        nodes.pop(k, None)
-    return graph.replace(tick=tick, nodes=nodes, relations=rels)
 
 
 def reference_ticks(project: Project, ep: EpisodeRecord) -> int | None:

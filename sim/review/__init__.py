@@ -1,0 +1,17 @@
+"""Recorded episodes for review: the scene graph at any tick and the trace as timeline items.
+
+The episode workspace (``app/gui/episode``) draws these; nothing here imports Qt.
+"""
+
+from sim.review._graphs import GraphCursor, apply_diff, changed
+from sim.review._timeline import TRACKS, EpisodeTimeline, Item, load_timeline
+
+__all__ = [
+    "TRACKS",
+    "EpisodeTimeline",
+    "GraphCursor",
+    "Item",
+    "apply_diff",
+    "changed",
+    "load_timeline",
+]

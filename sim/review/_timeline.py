@@ -1,0 +1,151 @@
+"""A recorded episode as timeline items on one time base (world ticks), for the episode view.
+
+Everything comes from the stored trace, so an episode recorded by any run (or imported) opens
+the same way, and an episode from before dialogue existed simply has fewer tracks. Items:
+
+- ``actions``: each submitted action as a span from its tick to when it finished (``source``:
+  user, harness, agent …); ``rejections``: refused actions as marks, with the failed checks;
+- ``user`` / ``assistant``: utterances as marks (an assistant flag is kind ``flag``);
+- ``replies``: each delivered assistant reply as an arrow from the tick it was generated to the
+  tick it was heard, ``stale`` when the scene graph changed in between;
+- ``events``: trigger, commit and resolve marks; an error's harness hold as a span;
+  ``windows``: a proactive request's window [t_c, H) as a span;
+- ``contract``: the tick each goal condition became (and stayed) true;
+- ``anomalies``: injected world anomalies.
+
+Every item keeps ``ref``, an index into its source list, so a click can find the row behind it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from sim.review._graphs import GraphCursor, changed
+from storage import (
+    ActionRecord,
+    ConditionRecord,
+    EpisodeRecord,
+    EventRecord,
+    Project,
+    TurnRecord,
+)
+
+TRACKS = (
+    "actions", "rejections", "user", "assistant", "replies", "events", "windows", "contract",
+    "anomalies",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Item:
+    """One thing on the timeline: a mark (``end == start``), a span or an arrow."""
+
+    track: str
+    start: int
+    end: int
+    label: str
+    kind: str = ""
+    ref: int = -1
+
+
+@dataclass
+class EpisodeTimeline:
+    episode: EpisodeRecord
+    items: list[Item]
+    turns: list[TurnRecord]
+    actions: list[ActionRecord]
+    events: list[EventRecord]
+    conditions: list[ConditionRecord]
+    graphs: GraphCursor
+    tracks: tuple[str, ...] = field(default=TRACKS)
+
+    @property
+    def ticks(self) -> int:
+        return self.episode.ticks
+
+    @property
+    def tick_s(self) -> float:
+        return self.episode.delta
+
+    def on(self, track: str) -> list[Item]:
+        return [i for i in self.items if i.track == track]
+
+    def turn_at(self, tick: int) -> int | None:
+        """The index of the last turn said at or before ``tick`` (the transcript's current row)."""
+        best = None
+        for k, t in enumerate(self.turns):
+            if t.tick <= tick:
+                best = k
+            else:
+                break
+        return best
+
+    def contract_at(self, tick: int) -> list[tuple[str, bool, int | None]]:
+        """Per goal condition: its text, whether it holds at ``tick`` (true since its witness
+        tick, which is when it became and stayed true), and that tick."""
+        out = []
+        for c in self.conditions:
+            w = c.witness_tick
+            out.append((c.text, w is not None and w <= tick, w))
+        return out
+
+
+def load_timeline(project: Project, episode_id: str) -> EpisodeTimeline:
+    """Read one stored episode's trace into timeline items (see the module docstring)."""
+    eps = project.episodes
+    ep = eps.get(episode_id)
+    actions, turns = eps.actions(ep.id), eps.turns(ep.id)
+    events, conditions = eps.events(ep.id), eps.conditions(ep.id)
+    graphs = GraphCursor.load(project, ep.id)
+    items: list[Item] = []
+    for k, a in enumerate(actions):
+        if a.accepted:
+            end = a.finished_tick if a.finished_tick is not None else ep.ticks
+            kind = a.source.value if hasattr(a.source, "value") else str(a.source)
+            failed = (a.outcome or "").startswith("failed")
+            items.append(Item("actions", a.tick, max(end, a.tick), a.text,
+                              "failed" if failed else kind, k))  # fmt: skip
+        elif json.loads(a.failed_json):
+            why = "; ".join(f["message"] for f in json.loads(a.failed_json))
+            items.append(Item("rejections", a.tick, a.tick, f"{a.text}: {why}", "rejected", k))
+    for k, t in enumerate(turns):
+        if t.speaker not in ("user", "assistant") or not (t.text or t.flag):
+            continue
+        kind = "flag" if t.flag else (t.move or "say")
+        items.append(Item(t.speaker, t.tick, t.tick, t.text or f"[{t.flag}]", kind, k))
+        asked = json.loads(t.meta_json or "{}").get("asked")
+        if t.speaker == "assistant" and isinstance(asked, int) and asked < t.tick:
+            stale = _changed_between(graphs, asked, t.tick)
+            items.append(Item("replies", asked, t.tick, t.text or f"[{t.flag}]",
+                              "stale" if stale else "fresh", k))  # fmt: skip
+    for k, e in enumerate(events):
+        name = f"{e.event_id} ({e.category}{' ' + e.type if e.type else ''})"
+        for what, tick in (("trigger", e.trigger_tick), ("commit", e.commit_tick),
+                           ("resolve", e.resolve_tick)):  # fmt: skip
+            if tick is not None:
+                label = f"{name}: {what}" + (f" → {e.resolution}" if what == "resolve" else "")
+                items.append(Item("events", tick, tick, label, what, k))
+        if e.category == "error" and e.trigger_tick is not None:
+            end = e.resolve_tick if e.resolve_tick is not None else ep.ticks
+            items.append(Item("events", e.trigger_tick, end, f"{name}: harness holds the queue",
+                              "hold", k))  # fmt: skip
+        data = json.loads(e.data_json or "{}")
+        if e.category == "request" and isinstance(data.get("t_c"), int):
+            end = data.get("h") if isinstance(data.get("h"), int) else ep.ticks
+            items.append(Item("windows", data["t_c"], end,
+                              f"{name}: tell the user in [t_c, H)", "request", k))  # fmt: skip
+    for k, c in enumerate(conditions):
+        if c.witness_tick is not None:
+            items.append(Item("contract", c.witness_tick, c.witness_tick, f"true: {c.text}",
+                              "true", k))  # fmt: skip
+    for k, an in enumerate(eps.anomalies(ep.id)):
+        items.append(Item("anomalies", an.tick, an.tick, f"{an.kind} {an.obj}", an.kind, k))
+    items.sort(key=lambda i: (TRACKS.index(i.track), i.start, i.end))
+    return EpisodeTimeline(ep, items, turns, actions, events, conditions, graphs)
+
+
+def _changed_between(graphs: GraphCursor, start: int, end: int) -> bool:
+    """Whether the scene graph changed after ``start`` up to ``end`` (a reply is stale)."""
+    i, j = graphs.index(start), graphs.index(end)
+    return any(changed(graphs.diff(k)) for k in range(i + 1, j + 1))
