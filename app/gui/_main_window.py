@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QProgressBar,
     QSplitter,
+    QStackedWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -47,6 +48,7 @@ from app.gui.common import (
     load_overrides,
     save_overrides,
 )
+from app.gui.episode import EpisodeWorkspace
 from app.gui.judge import JobsPanel, JudgeDialog, TraceView
 from app.gui.results import ResultsPanel
 from judge import QueueError, queue_judge
@@ -80,7 +82,12 @@ class MainWindow(QMainWindow):
         )
 
         self.annotate = AnnotateWorkspace(self.state, self.bridge, settings)
-        self.setCentralWidget(self.annotate.center)
+        self.episode = EpisodeWorkspace(self.bridge)
+        # the middle of the window: the player, or the episode on its playhead
+        self.center = QStackedWidget()
+        self.center.addWidget(self.annotate.center)
+        self.center.addWidget(self.episode.center)
+        self.setCentralWidget(self.center)
         self.annotate.message.connect(lambda m: self.statusBar().showMessage(m, 5000))
         self.docks: dict[str, QDockWidget] = {}
         self._dock("Videos", self.annotate.videos, Qt.DockWidgetArea.LeftDockWidgetArea)
@@ -114,6 +121,9 @@ class MainWindow(QMainWindow):
         self.results.open_video.connect(self.open_video_by_id)
         self._dock("Results", self.results, Qt.DockWidgetArea.RightDockWidgetArea)
         self.docks["Results"].hide()
+        self._dock("Episodes", self.episode.browser, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.docks["Episodes"].hide()
+        self.state.project_changed.connect(lambda: self.episode.set_project(self.state.project))
         self.docks["Jobs"].hide()  # shown when jobs are queued or on request
         self._annotate_sizes()
 
@@ -178,6 +188,7 @@ class MainWindow(QMainWindow):
             "view.annotate": lambda: self.set_workspace("annotate"),
             "view.judge": lambda: self.set_workspace("judge"),
             "view.results": lambda: self.set_workspace("results"),
+            "view.episode": lambda: self.set_workspace("episode"),
             "judge.run": self.judge_dialog,
             "jobs.workers": self.jobs_panel.toggle_workers,
             "jobs.show": self.show_jobs,
@@ -209,7 +220,7 @@ class MainWindow(QMainWindow):
                 menus[cmd.menu].addSeparator()
         view = menus["View"]
         group = QActionGroup(self)
-        for cid in ("view.annotate", "view.judge", "view.results"):
+        for cid in ("view.annotate", "view.judge", "view.results", "view.episode"):
             act = self.actions_by_id[cid]
             act.setCheckable(True)
             group.addAction(act)
@@ -392,6 +403,7 @@ class MainWindow(QMainWindow):
         "annotate": ("Videos", "Rubric", "Evidence"),
         "judge": ("Videos", "Judge trace", "Jobs"),
         "results": ("Videos", "Results"),
+        "episode": ("Episodes",),
     }
 
     def set_workspace(self, name: str) -> None:
@@ -399,7 +411,8 @@ class MainWindow(QMainWindow):
         wanted = self.WORKSPACES[name]
         for title, dock in self.docks.items():
             dock.setVisible(title in wanted)
-        self.docks[wanted[1]].raise_()
+        self.docks[wanted[-1] if len(wanted) < 2 else wanted[1]].raise_()
+        self.center.setCurrentIndex(1 if name == "episode" else 0)
         self.actions_by_id[f"view.{name}"].setChecked(True)
         if name == "annotate":  # the other workspaces squeeze the Videos and Rubric docks
             self._annotate_sizes()
@@ -407,6 +420,9 @@ class MainWindow(QMainWindow):
             self.resizeDocks([self.docks["Jobs"]], [190], Qt.Orientation.Vertical)
             width = int(self.width() * 0.3)
             self.resizeDocks([self.docks["Judge trace"]], [width], Qt.Orientation.Horizontal)
+        if name == "episode":
+            self.resizeDocks([self.docks["Episodes"]], [int(self.width() * 0.3)],
+                             Qt.Orientation.Horizontal)  # fmt: skip
         if name == "results":
             self.resizeDocks(
                 [self.docks["Results"]], [int(self.width() * 0.55)], Qt.Orientation.Horizontal

@@ -84,6 +84,17 @@ def _key_widgets(w: MainWindow, workspace: str) -> dict[str, QWidget]:
             }
             | {f"jobs {k}": b for k, b in buttons.items()}
         )
+    if workspace == "episode":
+        e = w.episode
+        return {
+            "episode filter": e.browser.filter,
+            "episode list": e.browser.table,
+            "timeline": e.view.viewport(),
+            "transcript": e.transcript,
+            "inspector": e.inspector,
+            "playhead slider": e.slider,
+            "tick": e.tick_label,
+        }
     r = w.results
     return {
         "video list": a.videos,

@@ -66,6 +66,14 @@ COMMANDS: tuple[Command, ...] = (
         "View",
         "Leaderboard, agreement with CIs, judge vs human, disagreements",
     ),
+    Command(
+        "view.episode",
+        "&Episode Workspace",
+        ("Ctrl+4",),
+        "global",
+        "View",
+        "A recorded episode on one playhead: timeline, transcript, state at the tick",
+    ),
     # Play
     Command("play.toggle", "Play / Pause", ("Space",), "player", "Play"),
     Command("play.step_fwd", "Next Frame", ("Right",), "player", "Play"),

@@ -1,0 +1,8 @@
+"""The episode workspace of the window: a recorded episode on one playhead."""
+
+from __future__ import annotations
+
+from app.gui.episode._browser import EpisodeBrowser
+from app.gui.episode._workspace import EpisodeWorkspace
+
+__all__ = ["EpisodeBrowser", "EpisodeWorkspace"]

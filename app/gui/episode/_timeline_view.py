@@ -1,0 +1,135 @@
+"""The episode's timeline (pyqtgraph): one row per track, ticks along x, one playhead.
+
+Items are drawn in bulk — one bar item per kind of span, one scatter per kind of mark, one
+line item for all reply arrows — so a trace of 100,000 items stays a handful of graphics
+objects. A click anywhere on a row picks the item under it (or the nearest on that row within a
+few pixels) and seeks every view; dragging the playhead seeks too. Replies that went stale
+(the world changed between generation and delivery) are drawn in red.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor
+
+from sim.review import Item
+
+ROW_H = 0.6
+COLORS = {
+    "user": "#3b7dd8", "harness": "#d8833b", "agent": "#5aa05a", "scripted": "#5aa05a",
+    "failed": "#b03030", "rejected": "#c0392b", "flag": "#c0392b",
+    "fresh": "#7f8c8d", "stale": "#e74c3c", "trigger": "#8e44ad", "commit": "#c0392b",
+    "resolve": "#27ae60", "hold": "#e8d5f0", "request": "#d6eaf8", "true": "#27ae60",
+    "assistant": "#2d8a4e", "anomalies": "#e67e22",
+}  # fmt: skip
+DEFAULT = "#555555"
+
+
+class TimelineView(pg.PlotWidget):  # type: ignore[misc]
+    """Tracks of one episode; ``seek(tick)`` when the user clicks or drags the playhead."""
+
+    seek = Signal(int)
+    picked = Signal(object)  # the Item clicked
+
+    def __init__(self) -> None:
+        super().__init__(background="w")
+        self.setMouseEnabled(x=True, y=False)
+        self.setMenuEnabled(False)
+        self.hideButtons()
+        self.getPlotItem().setLabel("bottom", "tick")
+        self.getPlotItem().showGrid(x=True, y=False, alpha=0.15)
+        self.tracks: tuple[str, ...] = ()
+        self.items_: list[Item] = []
+        self.playhead = pg.InfiniteLine(0, angle=90, movable=True,
+                                        pen=pg.mkPen("#d35400", width=2))  # fmt: skip
+        self.playhead.sigPositionChangeFinished.connect(
+            lambda line: self.seek.emit(round(line.value()))
+        )
+        self.scene().sigMouseClicked.connect(self._clicked)
+
+    # ---- content ---------------------------------------------------------------------------
+    def show_items(self, tracks: tuple[str, ...], items: list[Item], ticks: int) -> None:
+        plot = self.getPlotItem()
+        plot.clear()
+        self.tracks = tuple(t for t in tracks if any(i.track == t for i in items)) or tracks
+        self.items_ = [i for i in items if i.track in self.tracks]
+        row = {t: len(self.tracks) - 1 - k for k, t in enumerate(self.tracks)}
+        spans: dict[str, list[Item]] = {}
+        marks: dict[str, list[Item]] = {}
+        arrows: dict[str, list[Item]] = {}
+        for it in self.items_:
+            group = arrows if it.track == "replies" else (spans if it.end > it.start else marks)
+            group.setdefault(it.kind, []).append(it)
+        for kind, its in spans.items():
+            x0 = np.array([i.start for i in its], float)
+            w = np.array([i.end - i.start for i in its], float)
+            y = np.array([row[i.track] for i in its], float)
+            plot.addItem(pg.BarGraphItem(x0=x0, width=w, y=y, height=ROW_H,
+                                         brush=COLORS.get(kind, DEFAULT), pen=None))  # fmt: skip
+        for kind, its in marks.items():
+            track_colour = COLORS.get(its[0].track, DEFAULT)
+            plot.addItem(pg.ScatterPlotItem(
+                x=[i.start for i in its], y=[row[i.track] for i in its], size=9,
+                symbol="t" if kind in ("flag", "rejected") else "o",
+                brush=COLORS.get(kind, track_colour), pen=None, data=[i.label for i in its],
+                hoverable=True, tip=lambda x, y, data: f"t{int(x)}: {data}",
+            ))  # fmt: skip
+        for kind, its in arrows.items():
+            xs = np.array([[i.start, i.end] for i in its], float).ravel()
+            ys = np.array([[row[i.track] - 0.25, row[i.track] + 0.25] for i in its]).ravel()
+            pen = pg.mkPen(COLORS.get(kind, DEFAULT), width=2 if kind == "stale" else 1)
+            plot.addItem(pg.PlotCurveItem(xs, ys, connect="pairs", pen=pen))
+            plot.addItem(pg.ScatterPlotItem(x=[i.end for i in its], y=[row[i.track] + 0.25
+                                            for i in its], symbol="t1", size=7,
+                                            brush=COLORS.get(kind, DEFAULT), pen=None))  # fmt: skip
+        plot.addItem(self.playhead)
+        left = plot.getAxis("left")
+        left.setTicks([[(row[t], t) for t in self.tracks]])
+        plot.setYRange(-0.6, len(self.tracks) - 0.4, padding=0)
+        plot.setXRange(0, max(ticks, 1), padding=0.01)
+        plot.setLimits(xMin=-10, xMax=max(ticks, 1) + 10)
+
+    def set_playhead(self, tick: int) -> None:
+        self.playhead.blockSignals(True)
+        self.playhead.setValue(tick)
+        self.playhead.blockSignals(False)
+
+    # ---- picking ---------------------------------------------------------------------------
+    def item_at(self, x: float, y: float, px_tolerance: float = 6.0) -> Item | None:
+        """The item under (x ticks, y rows), or the nearest on that row within a few pixels."""
+        if not self.tracks:
+            return None
+        k = len(self.tracks) - 1 - round(y)
+        if not 0 <= k < len(self.tracks) or abs(y - round(y)) > ROW_H:
+            return None
+        track = self.tracks[k]
+        per_px = self.getPlotItem().vb.viewPixelSize()[0]
+        tol = px_tolerance * per_px
+        best, dist = None, float("inf")
+        for it in self.items_:
+            if it.track != track:
+                continue
+            d = 0.0 if it.start <= x <= it.end else min(abs(x - it.start), abs(x - it.end))
+            if d <= tol and d < dist:
+                best, dist = it, d
+        return best
+
+    def row_y(self, track: str) -> float:
+        return float(len(self.tracks) - 1 - self.tracks.index(track))
+
+    def _clicked(self, ev: object) -> None:
+        if getattr(ev, "button", lambda: None)() != Qt.MouseButton.LeftButton:
+            return
+        pos = self.getPlotItem().vb.mapSceneToView(ev.scenePos())  # type: ignore[attr-defined]
+        it = self.item_at(pos.x(), pos.y())
+        if it is not None:
+            self.picked.emit(it)
+            self.seek.emit(it.start)
+        elif pos.x() >= 0:
+            self.seek.emit(round(pos.x()))
+
+
+def color(kind: str) -> QColor:
+    return QColor(COLORS.get(kind, DEFAULT))

@@ -1,0 +1,156 @@
+"""The episode workspace: one recorded episode on one playhead.
+
+The browser opens an episode; its trace is read off the GUI thread (``sim.review``) and shown
+as a timeline, the transcript and the state inspector. The playhead is the one source of time
+(DESIGN §4): the slider, the step buttons, a click on any timeline item or transcript row all
+call :meth:`EpisodeWorkspace.seek`, which moves every view.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSlider,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.gui.common import Bridge
+from app.gui.episode._browser import EpisodeBrowser
+from app.gui.episode._inspector import Inspector
+from app.gui.episode._timeline_view import TimelineView
+from app.gui.episode._transcript import Transcript
+from sim.review import EpisodeTimeline, load_timeline
+from storage import Project
+
+
+def read_timeline(root: Path, episode_id: str) -> EpisodeTimeline:
+    """On a worker thread, with its own connection (connections stay on their thread)."""
+    with Project.open(root) as project:
+        return load_timeline(project, episode_id)
+
+
+class EpisodeWorkspace(QObject):
+    """The center (playhead, timeline, transcript, inspector) and the browser dock."""
+
+    moved = Signal(int)  # the playhead's new tick, after every view has moved
+
+    def __init__(self, bridge: Bridge) -> None:
+        super().__init__()
+        self.bridge = bridge
+        self.project: Project | None = None
+        self.timeline: EpisodeTimeline | None = None
+        self.tick = 0
+        self.browser = EpisodeBrowser()
+        self.browser.open_episode.connect(self.open)
+        self.view = TimelineView()
+        self.transcript = Transcript()
+        self.inspector = Inspector()
+        self.title = QLabel("Open an episode from the Episodes list (double-click).")
+        self.title.setWordWrap(True)
+        self.tick_label = QLabel("tick —")
+        self.slider = QSlider(Qt.Orientation.Horizontal)
+        self.slider.valueChanged.connect(self.seek)
+        back, fwd = QPushButton("◀ tick"), QPushButton("tick ▶")
+        back.clicked.connect(lambda: self.seek(self.tick - 1))
+        fwd.clicked.connect(lambda: self.seek(self.tick + 1))
+        nxt = QPushButton("next item ▶▶")
+        nxt.setToolTip("Jump to the next thing that happens on the timeline")
+        nxt.clicked.connect(self.next_item)
+        self.view.seek.connect(self.seek)
+        self.transcript.seek.connect(self.seek)
+
+        self.center = QWidget()
+        lay = QVBoxLayout(self.center)
+        lay.setContentsMargins(4, 4, 4, 4)
+        lay.addWidget(self.title)
+        bar = QHBoxLayout()
+        for w in (back, fwd, nxt):
+            bar.addWidget(w)
+        bar.addWidget(self.slider, 1)
+        bar.addWidget(self.tick_label)
+        lay.addLayout(bar)
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.view)
+        lower = QSplitter(Qt.Orientation.Horizontal)
+        lower.addWidget(self.transcript)
+        lower.addWidget(self.inspector)
+        lower.setSizes([500, 500])
+        split.addWidget(lower)
+        split.setSizes([330, 420])
+        lay.addWidget(split, 1)
+
+    # ---- project and episode ---------------------------------------------------------------
+    def set_project(self, project: Project | None) -> None:
+        self.project = project
+        self.browser.show_project(project)
+
+    def open(self, episode_id: str) -> None:
+        if self.project is None:
+            return
+        self.title.setText(f"loading episode {episode_id[:8]}…")
+        self.bridge.submit("episode", read_timeline, self.project.root, episode_id,
+                           on_done=self.show, on_error=self._failed)  # fmt: skip
+
+    def _failed(self, err: BaseException) -> None:
+        from annotation import UserError
+
+        if isinstance(err, UserError):
+            self.title.setText(f"could not open the episode: {err}")
+        else:
+            self.title.setText("could not open the episode (a bug: see the report)")
+            self.bridge.fail("episode", err)
+
+    def show(self, tl: EpisodeTimeline) -> None:
+        self.timeline = tl
+        ep = tl.episode
+        ok = {1.0: "succeeded", 0.0: "failed"}.get(
+            self.project.episodes.metrics(ep.id).get("success", -1.0) if self.project else -1.0,
+            "",
+        )
+        self.title.setText(
+            f"<b>{ep.scenario}</b> · {ep.agent} · {ep.mode.value} · episode {ep.id[:8]} · "
+            f"{ep.status.value} {ok} · {ep.ticks} ticks of {ep.delta:g} s"
+        )
+        self.view.show_items(tl.tracks, tl.items, tl.ticks)
+        self.transcript.show_turns(tl.turns)
+        self.slider.blockSignals(True)
+        self.slider.setRange(0, tl.ticks)
+        self.slider.blockSignals(False)
+        self.tick = -1
+        self.seek(0)
+
+    # ---- the playhead ----------------------------------------------------------------------
+    def seek(self, tick: int) -> None:
+        """Move every view to ``tick`` (clamped to the episode)."""
+        tl = self.timeline
+        if tl is None:
+            return
+        tick = max(0, min(int(tick), tl.ticks))
+        if tick == self.tick:
+            return
+        self.tick = tick
+        self.slider.blockSignals(True)
+        self.slider.setValue(tick)
+        self.slider.blockSignals(False)
+        self.tick_label.setText(f"tick {tick} · {tick * tl.tick_s:.1f} s")
+        self.view.set_playhead(tick)
+        self.transcript.follow(tick)
+        i = tl.graphs.index(tick)
+        self.inspector.show_state(tick, tl.graphs.graph_at(tick), tl.graphs.diff(i),
+                                  tl.contract_at(tick))  # fmt: skip
+        self.moved.emit(tick)
+
+    def next_item(self) -> None:
+        tl = self.timeline
+        if tl is None:
+            return
+        later = [i.start for i in tl.items if i.start > self.tick]
+        if later:
+            self.seek(min(later))

@@ -1,0 +1,91 @@
+"""The episode workspace in a real X server: open a recorded episode from the browser, click a
+timeline element and every view moves to its tick; step, jump to the next item, filter."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtTest import QTest
+from pytestqt.qtbot import QtBot
+
+from app.gui._main_window import MainWindow
+from sim.episode import open_scenario, run_episode
+from sim.interact import run_interactive
+from sim.users import PROFILES
+from storage import Project
+
+pytestmark = pytest.mark.gui
+
+
+@pytest.fixture
+def episodes_dir(tmp_path: Path) -> tuple[Path, str]:
+    root = tmp_path / "eps"
+    with Project.create(root) as p:
+        ep = run_interactive(bound=open_scenario("cheeseburger"), persona=PROFILES["expert"],
+                             project=p, timing="measured",
+                             assistant_options={"latency_s": 0.8})  # fmt: skip
+        run_episode(open_scenario("stack-two"), mode="symbolic", project=p)
+        assert ep.episode_id is not None
+        return root, ep.episode_id
+
+
+def test_click_on_the_timeline_moves_every_view(
+    make_window: Callable[[Path], MainWindow], episodes_dir: tuple[Path, str], qtbot: QtBot
+) -> None:
+    root, eid = episodes_dir
+    w = make_window(root)
+    QTest.keyClick(w, Qt.Key.Key_4, Qt.KeyboardModifier.ControlModifier)
+    assert w.actions_by_id["view.episode"].isChecked() and w.docks["Episodes"].isVisible()
+    ws = w.episode
+    browser = ws.browser
+    assert sorted(browser.ids) == sorted(e.id for e in Project.open(root).episodes.list())
+    # open it the way a user does: double-click its row
+    row = next(r for r in range(browser.table.rowCount())
+               if browser.table.item(r, 0).text() == eid[:8])  # fmt: skip
+    cell = browser.table.visualItemRect(browser.table.item(row, 1)).center()
+    QTest.mouseClick(browser.table.viewport(), Qt.MouseButton.LeftButton, pos=cell)
+    QTest.mouseDClick(browser.table.viewport(), Qt.MouseButton.LeftButton, pos=cell)
+    qtbot.waitUntil(lambda: ws.timeline is not None and ws.timeline.episode.id == eid)
+    assert "cheeseburger" in ws.title.text() and ws.tick == 0
+    tl = ws.timeline
+    assert tl is not None
+    # click the assistant's first flag on the timeline, where it is drawn
+    flag = next(i for i in tl.items if i.kind == "flag")
+    view = ws.view
+    vb = view.getPlotItem().vb
+    scene_pt = vb.mapViewToScene(QPointF(flag.start, view.row_y("assistant")))
+    widget_pt = view.mapFromScene(scene_pt)
+    QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(widget_pt.x(),
+                     widget_pt.y()))  # fmt: skip
+    qtbot.waitUntil(lambda: ws.tick == flag.start)
+    assert ws.slider.value() == flag.start
+    assert view.playhead.value() == flag.start
+    assert ws.inspector.tick == flag.start
+    assert f"tick {flag.start}" in ws.tick_label.text()
+    cur = ws.transcript.currentRow()
+    assert cur >= 0 and ws.transcript.turns[cur].tick <= flag.start
+    assert ws.transcript.turns[cur].tick == max(
+        t.tick for t in ws.transcript.turns if t.tick <= flag.start
+    )
+    graph = tl.graphs.graph_at(flag.start)
+    held = graph.held()
+    scene_row = ws.inspector.find_row("scene graph")
+    assert scene_row is not None and f"holding {held or '—'}" in scene_row.text(1)
+    # a transcript row seeks back; step buttons and "next item" move one tick / one item
+    later = ws.transcript.item(cur + 1)
+    ws.transcript.itemClicked.emit(later)
+    assert ws.tick == ws.transcript.turns[cur + 1].tick
+    before = ws.tick
+    ws.seek(before + 1)
+    assert ws.tick == before + 1
+    ws.next_item()
+    assert ws.tick == min(i.start for i in tl.items if i.start > before + 1)
+    # filter the browser by text
+    browser.filter.setText("stack-two")
+    shown = [r for r in range(browser.table.rowCount()) if not browser.table.isRowHidden(r)]
+    assert len(shown) == 1 and browser.table.item(shown[0], 1).text() == "stack-two"
+    QTest.keyClick(w, Qt.Key.Key_1, Qt.KeyboardModifier.ControlModifier)
+    assert not w.docks["Episodes"].isVisible() and w.center.currentIndex() == 0
