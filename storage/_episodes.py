@@ -460,6 +460,15 @@ class Episodes:
         ).fetchone()
         return None if row is None else (int(row[0]), str(row[1]))
 
+    def snapshots(self, episode_id: str) -> builtins.list[tuple[int, str]]:
+        """Every stored snapshot ``(tick, json)``, by tick (a scrubber loads them once)."""
+        eid = self._resolve(episode_id)
+        rows = self._db.execute(
+            "SELECT tick, snapshot_json FROM sim_snapshots WHERE episode_id = ? ORDER BY tick",
+            [eid],
+        ).fetchall()
+        return [(int(r[0]), str(r[1])) for r in rows]
+
     # ---- helpers -------------------------------------------------------------------------
     def _resolve(self, episode_id: str, *, field: str = "episode id") -> str:
         """The full id for an id or a unique prefix of at least :data:`MIN_PREFIX` characters."""

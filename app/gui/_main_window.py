@@ -474,5 +474,6 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         self.workers.stop()
         self.annotate.close()
+        self.episode.world.close_episode()  # its render thread frees its GL context
         self.state.set_project(None)
         super().closeEvent(event)

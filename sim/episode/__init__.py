@@ -13,6 +13,7 @@ from sim.episode._build import (
     fork_episode,
     make_world,
     open_scenario,
+    recorded,
     replay_episode,
     run_episode,
 )
@@ -55,6 +56,7 @@ __all__ = [
     "fork_episode",
     "make_world",
     "open_scenario",
+    "recorded",
     "replay_episode",
     "run_episode",
     "write_sim_cases",

@@ -5,12 +5,16 @@ The episode workspace (``app/gui/episode``) draws these; nothing here imports Qt
 
 from sim.review._graphs import GraphCursor, apply_diff, changed
 from sim.review._timeline import TRACKS, EpisodeTimeline, Item, load_timeline
+from sim.review._worlds import Frame, FrameThread, WorldCursor
 
 __all__ = [
     "TRACKS",
     "EpisodeTimeline",
+    "Frame",
+    "FrameThread",
     "GraphCursor",
     "Item",
+    "WorldCursor",
     "apply_diff",
     "changed",
     "load_timeline",

@@ -89,3 +89,44 @@ def test_click_on_the_timeline_moves_every_view(
     assert len(shown) == 1 and browser.table.item(shown[0], 1).text() == "stack-two"
     QTest.keyClick(w, Qt.Key.Key_1, Qt.KeyboardModifier.ControlModifier)
     assert not w.docks["Episodes"].isVisible() and w.center.currentIndex() == 0
+
+
+def test_mujoco_view_follows_the_playhead(
+    make_window: Callable[[Path], MainWindow], tmp_path: Path, qtbot: QtBot
+) -> None:
+    import numpy as np
+
+    root = tmp_path / "phys"
+    with Project.create(root) as p:
+        ep = run_episode(open_scenario("stack-two"), mode="physics", project=p)
+        assert ep.episode_id is not None
+        eid, ticks = ep.episode_id, p.episodes.get(ep.episode_id).ticks
+    w = make_window(root)
+    w.set_workspace("episode")
+    ws = w.episode
+    ws.open(eid)
+    qtbot.waitUntil(lambda: ws.timeline is not None)
+    view = ws.world
+    qtbot.waitUntil(lambda: view.frame is not None and view.frame.tick == 0, timeout=30_000)
+    cameras = [view.camera.itemText(i) for i in range(view.camera.count())]
+    assert len(cameras) >= 2 and "front" in cameras
+    first = view.frame.image.copy()
+    assert first.shape == (480, 640, 3) and first.std() > 5  # a scene, not a blank
+    target = ticks // 2
+    ws.seek(target)
+    qtbot.waitUntil(lambda: view.frame is not None and view.frame.tick == target, timeout=30_000)
+    assert not np.array_equal(view.frame.image, first)  # the arm has moved
+    assert f"tick {target}" in view.status.text()
+    # another camera: the same tick from elsewhere
+    other = next(view.camera.itemText(i) for i in range(view.camera.count())
+                 if view.camera.itemText(i) != view.camera.currentText())  # fmt: skip
+    view.camera.setCurrentText(other)
+    qtbot.waitUntil(lambda: view.frame is not None and view.frame.camera == other, timeout=30_000)
+    assert view.frame.tick == target
+    # a symbolic episode says it has nothing to render
+    with Project.open(root) as p:
+        sym = run_episode(open_scenario("stack-two"), mode="symbolic", project=p).episode_id
+    assert sym is not None
+    ws.open(sym)
+    qtbot.waitUntil(lambda: ws.timeline is not None and ws.timeline.episode.id == sym)
+    assert "no physics" in view.status.text() and view.frames is None

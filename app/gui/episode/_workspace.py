@@ -26,6 +26,7 @@ from app.gui.episode._browser import EpisodeBrowser
 from app.gui.episode._inspector import Inspector
 from app.gui.episode._timeline_view import TimelineView
 from app.gui.episode._transcript import Transcript
+from app.gui.episode._world_view import WorldView
 from sim.review import EpisodeTimeline, load_timeline
 from storage import Project
 
@@ -52,6 +53,7 @@ class EpisodeWorkspace(QObject):
         self.view = TimelineView()
         self.transcript = Transcript()
         self.inspector = Inspector()
+        self.world = WorldView()
         self.title = QLabel("Open an episode from the Episodes list (double-click).")
         self.title.setWordWrap(True)
         self.tick_label = QLabel("tick —")
@@ -77,13 +79,14 @@ class EpisodeWorkspace(QObject):
         bar.addWidget(self.tick_label)
         lay.addLayout(bar)
         split = QSplitter(Qt.Orientation.Vertical)
+        upper = QSplitter(Qt.Orientation.Horizontal)
+        upper.addWidget(self.world)
+        upper.addWidget(self.transcript)
+        upper.addWidget(self.inspector)
+        upper.setSizes([420, 380, 380])
+        split.addWidget(upper)
         split.addWidget(self.view)
-        lower = QSplitter(Qt.Orientation.Horizontal)
-        lower.addWidget(self.transcript)
-        lower.addWidget(self.inspector)
-        lower.setSizes([500, 500])
-        split.addWidget(lower)
-        split.setSizes([330, 420])
+        split.setSizes([420, 330])
         lay.addWidget(split, 1)
 
     # ---- project and episode ---------------------------------------------------------------
@@ -110,6 +113,8 @@ class EpisodeWorkspace(QObject):
     def show(self, tl: EpisodeTimeline) -> None:
         self.timeline = tl
         ep = tl.episode
+        if self.project is not None:
+            self.world.open(self.project.root, ep)
         ok = {1.0: "succeeded", 0.0: "failed"}.get(
             self.project.episodes.metrics(ep.id).get("success", -1.0) if self.project else -1.0,
             "",
@@ -145,6 +150,7 @@ class EpisodeWorkspace(QObject):
         i = tl.graphs.index(tick)
         self.inspector.show_state(tick, tl.graphs.graph_at(tick), tl.graphs.diff(i),
                                   tl.contract_at(tick))  # fmt: skip
+        self.world.show_tick(tick)
         self.moved.emit(tick)
 
     def next_item(self) -> None:

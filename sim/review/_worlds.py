@@ -1,0 +1,150 @@
+"""The world of a recorded episode at any tick, exactly: nearest snapshot, then replay.
+
+Replays are deterministic (the state hash of every tick is stored and compared by
+``sim replay``), so restoring the latest stored snapshot at or before a tick and re-running the
+recorded decisions up to it gives the world as it was, physics included. Scrubbing forward
+steps on from where the cursor stands; backwards, or past a later snapshot, it restores.
+
+A :class:`FrameThread` owns one cursor and renders on its own thread: an offscreen GL context
+belongs to the thread that made it, and the GUI thread stays free (mujoco releases the GIL
+while it steps and renders). Requests are coalesced: only the newest waits, so dragging the
+playhead never queues a backlog.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from sim.episode import EpisodeRunner, ReplayAgent, make_world, recorded
+from storage import Project
+
+
+class WorldCursor:
+    """A replaying runner positioned at any tick of one stored episode."""
+
+    def __init__(self, project: Project, episode_id: str) -> None:
+        ep, bound, decisions = recorded(project, episode_id)
+        self.episode = ep
+        self.world = make_world(bound, ep.mode.value, arm=str(ep.config.get("arm", "wb6")))
+        self.snapshots = [(t, s) for t, s in project.episodes.snapshots(ep.id)]
+        self.expected = project.episodes.hashes(ep.id)
+        self._bound, self._decisions = bound, decisions
+        self.runner = self._make()
+        self.runner.start()
+
+    def _make(self) -> EpisodeRunner:
+        ep = self.episode
+        return EpisodeRunner(
+            self.world, self._bound, ReplayAgent(self._decisions, until=ep.ticks), seed=ep.seed,
+            anomalies=bool(ep.config.get("anomalies", True)), end_tick=ep.ticks,
+        )  # fmt: skip
+
+    @property
+    def tick(self) -> int:
+        return self.runner.tick
+
+    def seek(self, tick: int) -> int:
+        """Put the world at ``tick`` (clamped to the episode); returns the tick reached."""
+        tick = max(0, min(int(tick), self.episode.ticks))
+        snap = None
+        for t, s in self.snapshots:
+            if t <= tick:
+                snap = (t, s)
+        if self.runner.tick > tick or (snap is not None and snap[0] > self.runner.tick):
+            self.runner = self._make()
+            if snap is None:
+                self.runner.start()
+            else:
+                self.runner.restore(json.loads(snap[1]))
+        while self.runner.tick < tick and self.runner.result is None:
+            self.runner.step()
+        return self.runner.tick
+
+    @property
+    def faithful(self) -> bool:
+        """Whether the world's state hash is the one recorded at this tick."""
+        hashes = self.runner.hashes
+        t = self.runner.tick
+        return bool(hashes) and t < len(self.expected) and hashes[-1] == self.expected[t]
+
+    def close(self) -> None:
+        self.world.close()
+
+
+@dataclass(frozen=True)
+class Frame:
+    tick: int
+    camera: str
+    image: NDArray[np.uint8]  # height × width × 3, top row first
+
+
+class FrameThread:
+    """Renders ``(tick, camera)`` requests of one episode on a thread of its own."""
+
+    def __init__(
+        self,
+        root: Path,
+        episode_id: str,
+        on_frame: Callable[[Frame], None],
+        on_error: Callable[[BaseException], None],
+        size: tuple[int, int] = (640, 480),
+    ) -> None:
+        self.root, self.episode_id, self.size = root, episode_id, size
+        self.on_frame, self.on_error = on_frame, on_error
+        self.cameras: list[str] = []
+        self.ready = threading.Event()
+        self._want: tuple[int, str] | None = None
+        self._cv = threading.Condition()
+        self._stop = False
+        self._thread = threading.Thread(target=self._run, name="wb-frames", daemon=True)
+        self._thread.start()
+
+    def request(self, tick: int, camera: str) -> None:
+        with self._cv:
+            self._want = (tick, camera)
+            self._cv.notify()
+
+    def close(self, timeout: float = 10.0) -> None:
+        with self._cv:
+            self._stop = True
+            self._cv.notify()
+        self._thread.join(timeout)
+
+    def _run(self) -> None:
+        cursor: WorldCursor | None = None
+        try:
+            with Project.open(self.root) as project:
+                cursor = WorldCursor(project, self.episode_id)
+            self.cameras = list(getattr(cursor.world, "cameras", ()))
+            self.ready.set()
+            while True:
+                with self._cv:
+                    while self._want is None and not self._stop:
+                        self._cv.wait()
+                    if self._stop:
+                        return
+                    want, self._want = self._want, None
+                assert want is not None
+                tick, camera = want
+                reached = cursor.seek(tick)
+                image = _render(cursor.world, camera, *self.size)
+                self.on_frame(Frame(reached, camera, image))
+        except BaseException as err:  # reported on the GUI's side; the thread ends
+            self.ready.set()
+            self.on_error(err)
+        finally:
+            if cursor is not None:
+                cursor.close()  # frees the GL context on the thread that made it
+
+
+def _render(world: Any, camera: str, width: int, height: int) -> NDArray[np.uint8]:
+    image: NDArray[np.uint8] = np.ascontiguousarray(world.render(camera, width, height))
+    return image
