@@ -174,13 +174,15 @@ def replay_interactive(project: Project, episode_id: str) -> ReplayReport:
     bound = open_scenario(str(cfg.get("source", ep.scenario)))
     if bound.scenario.digest != ep.scenario_sha:
         raise EpisodeError(f"the scenario changed since episode {ep.id[:8]} was recorded")
-    replies, turns = [], []
+    replies, turns, asked = [], [], []
     for x in project.episodes.exchanges(ep.id):
         received = json.loads(x.received_json or "{}")
         if x.party == "assistant":
             replies.append((x.tick, received, float(x.latency_s or 0.0)))
         elif x.party == "user":
             turns.append((x.tick, received))
+            if "input" in str(json.loads(x.sent_json).get("reason", "")).split(","):
+                asked.append(x.tick)
     world = make_world(bound, ep.mode.value)
     ids = known_ids(world, ep.seed)
     try:
@@ -193,7 +195,7 @@ def replay_interactive(project: Project, episode_id: str) -> ReplayReport:
         instruction=bound.scenario.instruction,
         steps=recipe_steps(bound),
         persona=persona,
-        user=ReplayUser(turns),
+        user=ReplayUser(turns, asked),
         assistant=ReplayAssistant(replies),
         schedule=sched,
         timing=TimingConfig(t["mode"], t["cadence"], t["fixed_delay"], t["cap"], t["tick_s"]),

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from annotation import UserError
+from sim.interact._human import HumanUser
 from sim.interact._oracle import OracleAssistant
 from sim.interact._rule_user import RuleUser
 from sim.interact._types import Assistant, SimUser
@@ -80,3 +81,4 @@ def _oracle(setup: Setup) -> Assistant:
 
 register_user("rule", lambda s: RuleUser(s.bound.reference, s.persona, seed=s.seed))
 register_assistant("oracle", _oracle)
+register_user("human", lambda _setup: HumanUser())

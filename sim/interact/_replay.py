@@ -46,9 +46,17 @@ class ReplayAssistant:
 class ReplayUser:
     name = "replay"
 
-    def __init__(self, turns: Sequence[tuple[int, dict[str, Any]]]) -> None:
+    def __init__(
+        self, turns: Sequence[tuple[int, dict[str, Any]]], asked_for: Sequence[int] = ()
+    ) -> None:
         self.turns = list(turns)
         self._next = 0
+        # ticks at which the recorded user was asked because a person had typed something: the
+        # replay asks at the same ticks, with nobody typing
+        self.asked_for = set(asked_for)
+
+    def wants_turn(self, tick: int) -> bool:
+        return tick in self.asked_for
 
     def turn(self, view: UserView) -> UserTurn:
         if self._next >= len(self.turns):

@@ -159,6 +159,9 @@ class InteractiveAgent:
             reasons.append("idle")
         if reasons == ["idle"] and self._user_wake is not None and t < self._user_wake:
             reasons = []  # an idle user who said when it will next act: nothing changed since
+        wants = getattr(self.user, "wants_turn", None)
+        if wants is not None and wants(t):
+            reasons.append("input")  # a person in the user's seat typed something
         if reasons:
             self._user_turn(obs, reasons, fired)
         if self._sample_due(t):

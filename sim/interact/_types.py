@@ -232,7 +232,11 @@ class Assistant(Protocol):
 
 
 class SimUser(Protocol):
-    """The simulated user: rule-based, LLM, a person at the GUI, or a replay."""
+    """The simulated user: rule-based, LLM, a person at the GUI, or a replay.
+
+    A user may also define ``wants_turn(tick) -> bool``: the loop then asks it at that tick
+    even when nothing else happened (a person in the seat typed something).
+    """
 
     name: str
 

@@ -4,6 +4,7 @@ The episode workspace (``app/gui/episode``) draws these; nothing here imports Qt
 """
 
 from sim.review._graphs import GraphCursor, apply_diff, changed
+from sim.review._live import LiveRun
 from sim.review._timeline import TRACKS, EpisodeTimeline, Item, load_timeline
 from sim.review._worlds import Frame, FrameThread, WorldCursor
 
@@ -14,6 +15,7 @@ __all__ = [
     "FrameThread",
     "GraphCursor",
     "Item",
+    "LiveRun",
     "WorldCursor",
     "apply_diff",
     "changed",

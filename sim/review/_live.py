@@ -1,0 +1,137 @@
+"""A live episode on a thread of its own: play at a speed factor, pause, step, run to a tick.
+
+The engine honours pause and step at tick boundaries (DESIGN §6); this class owns the thread
+that calls it, paces it to wall-clock (``speed`` × real time; 0 means as fast as it goes) and
+measures the real-time factor actually reached. The episode is built *on* that thread, with
+the thread's own project connection (SQLite connections stay on their thread), and records as
+it runs, so the workspace can read the trace while it grows.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from sim.episode import EpisodeRunner, RunState
+from storage import Project
+
+#: builds the episode on the live thread: ``project -> (runner, episode id or None, extra)``
+Build = Callable[[Project], tuple[EpisodeRunner, Any]]
+
+
+class LiveRun:
+    def __init__(
+        self, root: Path, build: Build, *, on_error: Callable[[BaseException], None] | None = None
+    ) -> None:
+        self.root, self.build = root, build
+        self.on_error = on_error
+        self.runner: EpisodeRunner | None = None
+        self.extra: Any = None
+        self.ready = threading.Event()
+        self.speed = 1.0
+        self._steps = 0  # ticks still to take while paused (step / run to)
+        self._playing = False
+        self._stop = False
+        self._cv = threading.Condition()
+        self._walls: deque[tuple[float, int]] = deque(maxlen=50)  # (wall, tick) while playing
+        self.error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="wb-live", daemon=True)
+        self._thread.start()
+
+    # ---- control (any thread) ---------------------------------------------------------------
+    def play(self, speed: float = 1.0) -> None:
+        with self._cv:
+            self.speed, self._playing = max(0.0, speed), True
+            self._walls.clear()
+            self._cv.notify()
+
+    def pause(self) -> None:
+        with self._cv:
+            self._playing, self._steps = False, 0
+            self._cv.notify()
+
+    def step(self, n: int = 1) -> None:
+        with self._cv:
+            self._playing = False
+            self._steps += max(0, n)
+            self._cv.notify()
+
+    def run_to(self, tick: int) -> None:
+        if self.runner is not None:
+            self.step(max(0, tick - self.runner.tick))
+
+    def stop(self, timeout: float = 10.0) -> None:
+        with self._cv:
+            self._stop = True
+            self._cv.notify()
+        self._thread.join(timeout)
+
+    # ---- what it shows ----------------------------------------------------------------------
+    @property
+    def tick(self) -> int:
+        return self.runner.tick if self.runner is not None else 0
+
+    @property
+    def finished(self) -> bool:
+        return self.runner is not None and self.runner.state is RunState.FINISHED
+
+    @property
+    def playing(self) -> bool:
+        return self._playing and not self.finished
+
+    @property
+    def rtf(self) -> float | None:
+        """Simulated seconds per wall second over the last ticks played (None until known)."""
+        if self.runner is None or len(self._walls) < 2:
+            return None
+        (w0, t0), (w1, t1) = self._walls[0], self._walls[-1]
+        return (t1 - t0) * self.runner.world.delta / (w1 - w0) if w1 > w0 else None
+
+    # ---- the thread -------------------------------------------------------------------------
+    def _run(self) -> None:
+        try:
+            with Project.open(self.root) as project:
+                try:
+                    self.runner, self.extra = self.build(project)
+                    self.runner.start()
+                    self.ready.set()
+                    self._loop()
+                finally:  # with the project still open: the trace is written whole
+                    if self.runner is not None:
+                        if self.runner.state is not RunState.FINISHED:
+                            self.runner.cancel()
+                            self.runner.step()  # finishes it as cancelled
+                        self.runner.world.close()
+        except BaseException as err:
+            self.error = err
+            self.ready.set()
+            if self.on_error is not None:
+                self.on_error(err)
+
+    def _loop(self) -> None:
+        runner = self.runner
+        assert runner is not None
+        while True:
+            with self._cv:
+                while not (self._stop or self._playing or self._steps) or (
+                    runner.state is RunState.FINISHED and not self._stop
+                ):
+                    self._cv.wait(0.2)
+                if self._stop:
+                    return
+                playing = self._playing
+                if not playing:
+                    self._steps -= 1
+                speed = self.speed
+            started = time.monotonic()
+            runner.step()
+            if playing:
+                self._walls.append((time.monotonic(), runner.tick))
+                if speed > 0:  # pace to wall-clock × speed
+                    left = runner.world.delta / speed - (time.monotonic() - started)
+                    if left > 0:
+                        time.sleep(left)
