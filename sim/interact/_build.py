@@ -101,8 +101,12 @@ def build_interactive(
     defer: bool = False,
     record: bool = True,
     project_root: Path | None = None,
+    batch: int = 25,
 ) -> InteractiveEpisode:
-    """A ready-to-run interactive episode (nothing is written before it starts)."""
+    """A ready-to-run interactive episode (nothing is written before it starts).
+
+    ``batch``: ticks kept in memory between writes (a live view wants them sooner).
+    """
     world = make_world(bound, mode)
     seed = bound.scenario.seed if seed is None else seed
     ids = known_ids(world, seed)
@@ -142,7 +146,7 @@ def build_interactive(
             "anomalies": True,
         }  # fmt: skip
         db = SqliteSink(project, agent=f"{user}+{assistant}", mode=mode, config=config,
-                        defer=defer)  # fmt: skip
+                        defer=defer, batch=batch)  # fmt: skip
         isink = InteractionSink(db, agent)
         sinks = [isink, db]
     runner = EpisodeRunner(

@@ -95,7 +95,8 @@ class InteractionSink:
     ) -> None:
         tables = self.agent.tables
         new = len(tables.turns) - self._turns + tables.exchange_count - self._exchanges
-        if not self.db.defer and new > 50:
+        # rows wait for a batch of 50, unless the trace is being watched live (a small batch)
+        if not self.db.defer and new > (50 if self.db.batch >= 25 else 0):
             self._flush()
 
     def _flush(self) -> None:

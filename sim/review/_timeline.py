@@ -62,7 +62,8 @@ class EpisodeTimeline:
 
     @property
     def ticks(self) -> int:
-        return self.episode.ticks
+        """The episode's length (a running one: its last stored tick)."""
+        return max(self.episode.ticks, self.graphs.ticks[-1])
 
     @property
     def tick_s(self) -> float:

@@ -130,3 +130,44 @@ def test_mujoco_view_follows_the_playhead(
     ws.open(sym)
     qtbot.waitUntil(lambda: ws.timeline is not None and ws.timeline.episode.id == sym)
     assert "no physics" in view.status.text() and view.frames is None
+
+
+def test_live_episode_with_the_user_seat(
+    make_window: Callable[[Path], MainWindow], tmp_path: Path, qtbot: QtBot
+) -> None:
+    root = tmp_path / "live"
+    Project.create(root).close()
+    w = make_window(root)
+    w.set_workspace("episode")
+    ws, panel = w.episode, w.episode.live
+    assert not panel.play_button.isEnabled() and not panel.say.isEnabled()
+    panel.scenario.setCurrentText("cook-patty")
+    panel.seat.setChecked(True)
+    QTest.mouseClick(panel.start_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: panel.live is not None and panel.live.ready.is_set())
+    assert panel.say.isEnabled() and panel.human is not None
+    QTest.mouseClick(panel.step_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: panel.live.tick == 1)
+    QTest.keyClicks(panel.say, "What should I start with?")
+    QTest.keyClick(panel.say, Qt.Key.Key_Return)
+    assert panel.say.text() == ""
+    panel.live.step(30)  # the first rows reach the project after 25 ticks
+    qtbot.waitUntil(lambda: panel.live.tick == 31)
+    qtbot.waitUntil(lambda: ws.timeline is not None and ws.tick == 31, timeout=10_000)
+    said = [t.text for t in ws.transcript.turns]
+    assert "What should I start with?" in said
+    answer = next(t for t in ws.transcript.turns if t.speaker == "assistant" and t.tick >= 1)
+    assert "pick up the patty" in answer.text.lower()
+    QTest.keyClicks(panel.do, "pick up the patty")
+    QTest.keyClick(panel.do, Qt.Key.Key_Return)
+    QTest.mouseClick(panel.play_button, Qt.MouseButton.LeftButton)  # play at 1× real time
+    qtbot.waitUntil(lambda: panel.live.tick >= 45, timeout=10_000)
+    assert panel.live.playing and "playing" in panel.status.text()
+    qtbot.waitUntil(lambda: "RTF" in panel.status.text(), timeout=5_000)
+    QTest.mouseClick(panel.play_button, Qt.MouseButton.LeftButton)  # pause
+    qtbot.waitUntil(lambda: not panel.live.playing)
+    assert any(a.action.describe() == "pick up the patty" for a in panel.live.runner.actions)
+    eid = panel.episode_id
+    panel.stop()
+    with Project.open(root) as p:
+        assert eid is not None and p.episodes.get(eid).status.value == "cancelled"

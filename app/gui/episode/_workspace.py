@@ -24,11 +24,20 @@ from PySide6.QtWidgets import (
 from app.gui.common import Bridge
 from app.gui.episode._browser import EpisodeBrowser
 from app.gui.episode._inspector import Inspector
+from app.gui.episode._live_panel import LivePanel
 from app.gui.episode._timeline_view import TimelineView
 from app.gui.episode._transcript import Transcript
 from app.gui.episode._world_view import WorldView
 from sim.review import EpisodeTimeline, load_timeline
 from storage import Project
+
+
+def read_live(root: Path, episode_id: str) -> EpisodeTimeline | None:
+    """A running episode's trace so far (None before its first rows are stored)."""
+    with Project.open(root) as project:
+        if not project.episodes.ticks(episode_id, 0, 1):
+            return None
+        return load_timeline(project, episode_id)
 
 
 def read_timeline(root: Path, episode_id: str) -> EpisodeTimeline:
@@ -54,6 +63,8 @@ class EpisodeWorkspace(QObject):
         self.transcript = Transcript()
         self.inspector = Inspector()
         self.world = WorldView()
+        self.live = LivePanel()
+        self.live.updated.connect(self.follow_live)
         self.title = QLabel("Open an episode from the Episodes list (double-click).")
         self.title.setWordWrap(True)
         self.tick_label = QLabel("tick —")
@@ -72,6 +83,7 @@ class EpisodeWorkspace(QObject):
         lay = QVBoxLayout(self.center)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addWidget(self.title)
+        lay.addWidget(self.live)
         bar = QHBoxLayout()
         for w in (back, fwd, nxt):
             bar.addWidget(w)
@@ -91,7 +103,9 @@ class EpisodeWorkspace(QObject):
 
     # ---- project and episode ---------------------------------------------------------------
     def set_project(self, project: Project | None) -> None:
+        self.live.stop()
         self.project = project
+        self.live.root = None if project is None else project.root
         self.browser.show_project(project)
 
     def open(self, episode_id: str) -> None:
@@ -110,10 +124,24 @@ class EpisodeWorkspace(QObject):
             self.title.setText("could not open the episode (a bug: see the report)")
             self.bridge.fail("episode", err)
 
-    def show(self, tl: EpisodeTimeline) -> None:
+    def follow_live(self, episode_id: str, tick: int) -> None:
+        """The live episode's trace so far, with the playhead at its newest tick."""
+        if self.project is None:
+            return
+        self.bridge.submit("episode-live", read_live, self.project.root, episode_id,
+                           on_done=lambda tl: self._show_live(tl, tick),
+                           on_error=lambda _e: None)  # fmt: skip
+
+    def _show_live(self, tl: EpisodeTimeline | None, tick: int) -> None:
+        if tl is not None:
+            self.show(tl, at=tick, live=True)
+
+    def show(self, tl: EpisodeTimeline, *, at: int = 0, live: bool = False) -> None:
         self.timeline = tl
         ep = tl.episode
-        if self.project is not None:
+        if live:
+            self.world.live(ep)
+        elif self.project is not None:
             self.world.open(self.project.root, ep)
         ok = {1.0: "succeeded", 0.0: "failed"}.get(
             self.project.episodes.metrics(ep.id).get("success", -1.0) if self.project else -1.0,
@@ -129,7 +157,7 @@ class EpisodeWorkspace(QObject):
         self.slider.setRange(0, tl.ticks)
         self.slider.blockSignals(False)
         self.tick = -1
-        self.seek(0)
+        self.seek(min(at, tl.ticks))
 
     # ---- the playhead ----------------------------------------------------------------------
     def seek(self, tick: int) -> None:

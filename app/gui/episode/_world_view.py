@@ -84,6 +84,13 @@ class WorldView(QWidget):
             self.camera.setCurrentText(CAMERA)
         self.camera.blockSignals(False)
 
+    def live(self, episode: EpisodeRecord) -> None:
+        """A running episode: its world is on the live thread; shown once it has ended."""
+        self.close_episode()
+        self.canvas.image = None
+        self.canvas.update()
+        self.status.setText(f"live {episode.mode.value} episode: the world view opens when it ends")
+
     def show_tick(self, tick: int) -> None:
         self.tick = tick
         if self.frames is not None and self.camera.currentText():

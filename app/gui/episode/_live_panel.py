@@ -1,0 +1,189 @@
+"""Live episodes in the workspace: start one, play / pause / step, and take the user's seat.
+
+The episode runs on its own thread (``sim.review.LiveRun``) and records as it goes; this panel
+shows the tick and the measured real-time factor, and reloads the recorded trace into the
+workspace a few times a second, so the timeline, transcript and inspector follow the live
+episode on the same playhead as a recorded one. In the user's seat, what you say goes to the
+assistant and what you do goes to your own action queue.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QTimer, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QGridLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QWidget,
+)
+
+from sim.episode import EpisodeRunner, open_scenario
+from sim.interact import HumanUser, build_interactive
+from sim.review import LiveRun
+from sim.scenario import shipped
+from sim.users import PROFILES
+from storage import Project
+
+RELOAD_MS = 400
+LIVE_BATCH = 2  # ticks between writes: the workspace reads what the live episode stored
+
+
+class LivePanel(QWidget):
+    """Start and drive one live episode; ``updated(episode_id, tick)`` a few times a second."""
+
+    updated = Signal(str, int)
+    failed = Signal(object)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.root: Path | None = None
+        self.live: LiveRun | None = None
+        self.scenario = QComboBox()
+        self.scenario.addItems(sorted(shipped()))
+        self.scenario.setCurrentText("cook-patty")
+        self.mode = QComboBox()
+        self.mode.addItems(["symbolic", "physics"])
+        self.persona = QComboBox()
+        self.persona.addItems(list(PROFILES))
+        self.seat = QCheckBox("I am the user")
+        self.seat.setToolTip("Take the simulated user's seat: you talk and act; the assistant "
+                             "under test answers")  # fmt: skip
+        self.start_button = QPushButton("Start live episode")
+        self.start_button.clicked.connect(self.start)
+        self.play_button = QPushButton("▶ Play")
+        self.play_button.clicked.connect(self.toggle)
+        self.step_button = QPushButton("Step")
+        self.step_button.clicked.connect(self._step)
+        self.speed = QDoubleSpinBox()
+        self.speed.setRange(0.0, 50.0)
+        self.speed.setValue(1.0)
+        self.speed.setSuffix("× real time")
+        self.speed.setToolTip("0 runs as fast as the machine goes")
+        self.status = QLabel("no live episode")
+        self.say = QLineEdit()
+        self.say.setPlaceholderText("Say to the assistant… (Enter)")
+        self.say.returnPressed.connect(self._say)
+        self.do = QLineEdit()
+        self.do.setPlaceholderText("Do… e.g. pick up the patty (Enter)")
+        self.do.returnPressed.connect(self._do)
+        self.done_button = QPushButton("I'm done")
+        self.done_button.clicked.connect(self._done)
+        grid = QGridLayout(self)
+        grid.setContentsMargins(0, 0, 0, 0)
+        for col, w in enumerate((self.scenario, self.mode, self.persona, self.seat,
+                                 self.start_button)):  # fmt: skip
+            grid.addWidget(w, 0, col)
+        for col, w in enumerate((self.play_button, self.step_button, self.speed)):
+            grid.addWidget(w, 1, col)
+        grid.addWidget(self.status, 1, 3, 1, 2)
+        grid.addWidget(self.say, 2, 0, 1, 2)
+        grid.addWidget(self.do, 2, 2, 1, 2)
+        grid.addWidget(self.done_button, 2, 4)
+        self.timer = QTimer(self)
+        self.timer.setInterval(RELOAD_MS)
+        self.timer.timeout.connect(self._tick)
+        self._controls(False)
+
+    @property
+    def human(self) -> HumanUser | None:
+        user = getattr(getattr(self.live, "extra", None), "agent", None)
+        user = getattr(user, "user", None)
+        return user if isinstance(user, HumanUser) else None
+
+    @property
+    def episode_id(self) -> str | None:
+        sink = getattr(getattr(self.live, "extra", None), "sink", None)
+        db = getattr(sink, "db", None)
+        return getattr(db, "episode_id", None)
+
+    def _controls(self, live: bool) -> None:
+        self.play_button.setEnabled(live)
+        self.step_button.setEnabled(live)
+        seat = live and self.human is not None
+        self.say.setEnabled(seat)
+        self.do.setEnabled(seat)
+        self.done_button.setEnabled(seat)
+
+    # ---- lifecycle -------------------------------------------------------------------------
+    def start(self) -> None:
+        if self.root is None:
+            return
+        self.stop()
+        bound = open_scenario(self.scenario.currentText())
+        mode, persona = self.mode.currentText(), PROFILES[self.persona.currentText()]
+        user = "human" if self.seat.isChecked() else "rule"
+
+        def build(project: Project) -> tuple[EpisodeRunner, Any]:
+            ep = build_interactive(bound, mode=mode, persona=persona, user=user, project=project,
+                                   batch=LIVE_BATCH)  # fmt: skip
+            return ep.runner, ep
+
+        self.live = LiveRun(self.root, build, on_error=self.failed.emit)
+        self.live.ready.wait(60)
+        if self.live.error is not None:
+            self.status.setText(f"could not start: {self.live.error}")
+            return
+        self._controls(True)
+        self.status.setText(f"live: {bound.name}, {persona.name}, {user} user · paused")
+        self.timer.start()
+        self._tick()
+
+    def stop(self) -> None:
+        self.timer.stop()
+        if self.live is not None:
+            self.live.stop()
+            self._tick()
+            self.live = None
+        self._controls(False)
+
+    def toggle(self) -> None:
+        if self.live is None:
+            return
+        if self.live.playing:
+            self.live.pause()
+            self.play_button.setText("▶ Play")
+        else:
+            self.live.play(self.speed.value())
+            self.play_button.setText("⏸ Pause")
+
+    # ---- the seat --------------------------------------------------------------------------
+    def _say(self) -> None:
+        if self.human is not None:
+            self.human.say(self.say.text())
+            self.say.clear()
+
+    def _done(self) -> None:
+        if self.human is not None:
+            self.human.done()
+
+    def _step(self) -> None:
+        if self.live is not None:
+            self.live.step(1)
+
+    def _do(self) -> None:
+        if self.human is not None:
+            self.human.do(self.do.text())
+            self.do.clear()
+
+    # ---- updates ---------------------------------------------------------------------------
+    def _tick(self) -> None:
+        live = self.live
+        if live is None:
+            return
+        rtf = live.rtf
+        state = "finished" if live.finished else ("playing" if live.playing else "paused")
+        rtf_text = f" · RTF {rtf:.2f}" if rtf is not None and live.playing else ""
+        self.status.setText(f"live tick {live.tick} · {state}{rtf_text}")
+        if live.finished:
+            self.play_button.setText("▶ Play")
+            self.play_button.setEnabled(False)
+        eid = self.episode_id
+        if eid is not None:
+            self.updated.emit(eid, live.tick)
