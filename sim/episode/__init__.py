@@ -19,6 +19,7 @@ from sim.episode._build import (
 )
 from sim.episode._demo import write_sim_cases
 from sim.episode._exchange_log import ExchangeLog
+from sim.episode._graphs import GraphCursor, apply_diff, changed
 from sim.episode._runner import EpisodeRunner, RunState, Sink
 from sim.episode._sinks import SqliteSink, VideoSink
 from sim.episode._trace import (
@@ -42,6 +43,7 @@ __all__ = [
     "EpisodeResult",
     "EpisodeRunner",
     "ExchangeLog",
+    "GraphCursor",
     "Observation",
     "ReplayAgent",
     "ReplayReport",
@@ -52,6 +54,8 @@ __all__ = [
     "TickEntry",
     "VideoSink",
     "admit_scenario",
+    "apply_diff",
+    "changed",
     "compare_replay",
     "fork_episode",
     "make_world",

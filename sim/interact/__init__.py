@@ -12,7 +12,7 @@ from sim.interact._build import (
     timing_for,
 )
 from sim.interact._harness import EventState, Harness, History, question_text, reference_answer
-from sim.interact._human import HumanUser
+from sim.interact._human import HumanUser, SeatUser
 from sim.interact._metrics import (
     EpisodeInputs,
     episode_inputs,
@@ -92,6 +92,7 @@ __all__ = [
     "ScheduledEvent",
     "ScriptCue",
     "ScriptedAssistant",
+    "SeatUser",
     "Setup",
     "SimUser",
     "UserTurn",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -29,6 +30,7 @@ from sim.interact._replay import ReplayAssistant, ReplayUser
 from sim.interact._schedule import Schedule, ScheduleError, load_schedule, parse_schedule
 from sim.interact._session import InteractiveAgent
 from sim.interact._sink import InteractionSink
+from sim.interact._types import SimUser
 from sim.scenario import BoundScenario
 from sim.users import Persona, parse_persona
 from sim.world import World
@@ -102,10 +104,15 @@ def build_interactive(
     record: bool = True,
     project_root: Path | None = None,
     batch: int = 25,
+    parent_id: str | None = None,
+    fork_tick: int | None = None,
+    wrap_user: Callable[[SimUser], SimUser] | None = None,
 ) -> InteractiveEpisode:
     """A ready-to-run interactive episode (nothing is written before it starts).
 
-    ``batch``: ticks kept in memory between writes (a live view wants them sooner).
+    ``batch``: ticks kept in memory between writes (a live view wants them sooner);
+    ``parent_id``/``fork_tick`` link a fork to the episode it re-ran to that tick;
+    ``wrap_user`` wraps the user (a seat a person can take).
     """
     world = make_world(bound, mode)
     seed = bound.scenario.seed if seed is None else seed
@@ -120,11 +127,14 @@ def build_interactive(
     root = project.root if project is not None else project_root
     u_setup = Setup(bound, persona, seed, dict(user_options or {}), root)
     a_setup = Setup(bound, persona, seed, dict(assistant_options or {}), root)
+    the_user = make_user(user, u_setup)
+    if wrap_user is not None:
+        the_user = wrap_user(the_user)
     agent = InteractiveAgent(
         instruction=bound.scenario.instruction,
         steps=recipe_steps(bound),
         persona=persona,
-        user=make_user(user, u_setup),
+        user=the_user,
         assistant=make_assistant(assistant, a_setup),
         schedule=sched,
         timing=tcfg,
@@ -146,7 +156,8 @@ def build_interactive(
             "anomalies": True,
         }  # fmt: skip
         db = SqliteSink(project, agent=f"{user}+{assistant}", mode=mode, config=config,
-                        defer=defer, batch=batch)  # fmt: skip
+                        defer=defer, batch=batch, parent_id=parent_id,
+                        fork_tick=fork_tick)  # fmt: skip
         isink = InteractionSink(db, agent)
         sinks = [isink, db]
     runner = EpisodeRunner(

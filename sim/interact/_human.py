@@ -13,7 +13,7 @@ import threading
 from collections import deque
 from typing import Any
 
-from sim.interact._types import UserTurn, UserView
+from sim.interact._types import SimUser, UserTurn, UserView
 
 
 class HumanUser:
@@ -61,3 +61,40 @@ class HumanUser:
         with self._lock:
             self._pending = deque(UserTurn.from_json(t) for t in state.get("pending", ()))
             self._done = bool(state.get("done", False))
+
+
+class SeatUser:
+    """The recorded episode's own user until a person takes the seat (:meth:`take`), then the
+    person (a :class:`HumanUser`): how a fork hands an episode over at the playhead."""
+
+    def __init__(self, original: SimUser) -> None:
+        self.original = original
+        self.human = HumanUser()
+        self.taken = False
+        self.name = original.name
+
+    def take(self) -> None:
+        self.taken = True
+        self.name = "human"
+
+    def wants_turn(self, tick: int) -> bool:
+        if self.taken:
+            return self.human.wants_turn(tick)
+        wants = getattr(self.original, "wants_turn", None)
+        return bool(wants(tick)) if wants is not None else False
+
+    def turn(self, view: UserView) -> UserTurn:
+        return self.human.turn(view) if self.taken else self.original.turn(view)
+
+    def state(self) -> dict[str, Any]:
+        return {"original": self.original.state(), "human": self.human.state(),
+                "taken": self.taken}  # fmt: skip
+
+    def restore(self, state: dict[str, Any]) -> None:
+        if "original" not in state:  # a snapshot of an episode without a seat
+            self.original.restore(state)
+            return
+        self.original.restore(state["original"])
+        self.human.restore(state["human"])
+        if state.get("taken"):
+            self.take()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 from sim.contracts import Event
-from sim.review import apply_diff
+from sim.episode import apply_diff
 from sim.world import SceneGraph
 from storage import ActionRecord, EpisodeRecord, EpisodeStatus, Project
 

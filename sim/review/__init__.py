@@ -3,13 +3,15 @@
 The episode workspace (``app/gui/episode``) draws these; nothing here imports Qt.
 """
 
-from sim.review._graphs import GraphCursor, apply_diff, changed
-from sim.review._live import LiveRun
+from sim.episode import GraphCursor, apply_diff, changed
+from sim.review._fork import first_divergence, fork_build
+from sim.review._live import Build, LiveRun
 from sim.review._timeline import TRACKS, EpisodeTimeline, Item, load_timeline
 from sim.review._worlds import Frame, FrameThread, WorldCursor
 
 __all__ = [
     "TRACKS",
+    "Build",
     "EpisodeTimeline",
     "Frame",
     "FrameThread",
@@ -19,5 +21,7 @@ __all__ = [
     "WorldCursor",
     "apply_diff",
     "changed",
+    "first_divergence",
+    "fork_build",
     "load_timeline",
 ]

@@ -21,13 +21,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from sim.review._graphs import GraphCursor, changed
+from sim.episode import GraphCursor, changed
 from storage import (
     ActionRecord,
     ConditionRecord,
     EpisodeRecord,
     EventRecord,
     Project,
+    TickRecord,
     TurnRecord,
 )
 
@@ -59,6 +60,9 @@ class EpisodeTimeline:
     conditions: list[ConditionRecord]
     graphs: GraphCursor
     tracks: tuple[str, ...] = field(default=TRACKS)
+    #: for a fork: the episode it branched from, and the first tick the two worlds differ
+    parent: EpisodeTimeline | None = None
+    diverges_at: int | None = None
 
     @property
     def ticks(self) -> int:
@@ -92,13 +96,20 @@ class EpisodeTimeline:
         return out
 
 
-def load_timeline(project: Project, episode_id: str) -> EpisodeTimeline:
-    """Read one stored episode's trace into timeline items (see the module docstring)."""
+def load_timeline(
+    project: Project, episode_id: str, *, with_parent: bool = True
+) -> EpisodeTimeline:
+    """Read one stored episode's trace into timeline items (see the module docstring); a fork
+    comes with its parent's timeline and the tick the branches diverge."""
     eps = project.episodes
     ep = eps.get(episode_id)
     actions, turns = eps.actions(ep.id), eps.turns(ep.id)
     events, conditions = eps.events(ep.id), eps.conditions(ep.id)
-    graphs = GraphCursor.load(project, ep.id)
+    rows = eps.ticks(ep.id)
+    if rows and rows[0].graph_json is None and ep.parent_id is not None:
+        # a fork that stored only what followed its fork tick: the parent's ticks lead in
+        rows = eps.ticks(ep.parent_id, 0, rows[0].tick) + rows
+    graphs = GraphCursor(rows)
     items: list[Item] = []
     for k, a in enumerate(actions):
         if a.accepted:
@@ -143,10 +154,27 @@ def load_timeline(project: Project, episode_id: str) -> EpisodeTimeline:
     for k, an in enumerate(eps.anomalies(ep.id)):
         items.append(Item("anomalies", an.tick, an.tick, f"{an.kind} {an.obj}", an.kind, k))
     items.sort(key=lambda i: (TRACKS.index(i.track), i.start, i.end))
-    return EpisodeTimeline(ep, items, turns, actions, events, conditions, graphs)
+    tl = EpisodeTimeline(ep, items, turns, actions, events, conditions, graphs)
+    if with_parent and ep.parent_id is not None:
+        tl.parent = load_timeline(project, ep.parent_id, with_parent=False)
+        tl.diverges_at = diverges_at(tl.parent.graphs.rows, eps.ticks(ep.id))
+    return tl
 
 
 def _changed_between(graphs: GraphCursor, start: int, end: int) -> bool:
     """Whether the scene graph changed after ``start`` up to ``end`` (a reply is stale)."""
     i, j = graphs.index(start), graphs.index(end)
     return any(changed(graphs.diff(k)) for k in range(i + 1, j + 1))
+
+
+def diverges_at(parent: list[TickRecord], fork: list[TickRecord]) -> int | None:
+    """The first tick both branches stored with different state hashes (or where one ends);
+    a fork that stored only what followed its fork tick is compared from there."""
+    mine = {r.tick: r.state_hash for r in fork}
+    theirs = {r.tick: r.state_hash for r in parent}
+    for t in sorted(set(mine) & set(theirs)):
+        if mine[t] != theirs[t]:
+            return t
+    if not mine or not theirs or max(mine) == max(theirs):
+        return None
+    return min(max(mine), max(theirs)) + 1

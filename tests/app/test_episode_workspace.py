@@ -171,3 +171,42 @@ def test_live_episode_with_the_user_seat(
     panel.stop()
     with Project.open(root) as p:
         assert eid is not None and p.episodes.get(eid).status.value == "cancelled"
+
+
+def test_fork_at_the_playhead_take_the_seat_and_compare(
+    make_window: Callable[[Path], MainWindow], tmp_path: Path, qtbot: QtBot
+) -> None:
+    root = tmp_path / "fork"
+    with Project.create(root) as p:
+        parent = run_interactive(bound=open_scenario("cook-patty"), persona=PROFILES["novice"],
+                                 project=p).episode_id  # fmt: skip
+    assert parent is not None
+    w = make_window(root)
+    w.set_workspace("episode")
+    ws, panel = w.episode, w.episode.live
+    ws.open(parent)
+    qtbot.waitUntil(lambda: ws.timeline is not None and ws.fork_button.isEnabled())
+    ws.seek(120)
+    panel.seat.setChecked(True)
+    QTest.mouseClick(ws.fork_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: panel.human is not None, timeout=20_000)  # the seat is ours at 120
+    assert panel.live is not None and panel.live.tick == 120
+    assert "user's seat" in panel.status.text()
+    QTest.keyClicks(panel.do, "turn off the burner")
+    QTest.keyClick(panel.do, Qt.Key.Key_Return)
+    QTest.mouseClick(panel.done_button, Qt.MouseButton.LeftButton)
+    panel.speed.setValue(0)
+    QTest.mouseClick(panel.play_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: panel.live is not None and panel.live.finished, timeout=30_000)
+    fork = panel.episode_id
+    assert fork is not None
+    panel.stop()
+    ws.open(fork)
+    qtbot.waitUntil(lambda: "fork of" in ws.title.text())
+    tl = ws.timeline
+    assert tl is not None and tl.episode.id == fork
+    assert tl.parent is not None and tl.diverges_at is not None and tl.diverges_at >= 120
+    assert f"fork of {parent[:8]} at tick 120" in ws.title.text()
+    assert ws.parent_view.isVisible()
+    ws.seek(tl.diverges_at)  # one playhead for both branches
+    assert ws.parent_view.playhead.value() == ws.view.playhead.value() == tl.diverges_at

@@ -25,8 +25,8 @@ from PySide6.QtWidgets import (
 )
 
 from sim.episode import EpisodeRunner, open_scenario
-from sim.interact import HumanUser, build_interactive
-from sim.review import LiveRun
+from sim.interact import HumanUser, SeatUser, build_interactive
+from sim.review import Build, LiveRun
 from sim.scenario import shipped
 from sim.users import PROFILES
 from storage import Project
@@ -45,6 +45,7 @@ class LivePanel(QWidget):
         super().__init__()
         self.root: Path | None = None
         self.live: LiveRun | None = None
+        self._seat_at: int | None = None  # a fork's tick, where the person takes the seat
         self.scenario = QComboBox()
         self.scenario.addItems(sorted(shipped()))
         self.scenario.setCurrentText("cook-patty")
@@ -95,7 +96,14 @@ class LivePanel(QWidget):
     def human(self) -> HumanUser | None:
         user = getattr(getattr(self.live, "extra", None), "agent", None)
         user = getattr(user, "user", None)
+        if isinstance(user, SeatUser):
+            return user.human if user.taken else None
         return user if isinstance(user, HumanUser) else None
+
+    @property
+    def seat_user(self) -> SeatUser | None:
+        user = getattr(getattr(getattr(self.live, "extra", None), "agent", None), "user", None)
+        return user if isinstance(user, SeatUser) else None
 
     @property
     def episode_id(self) -> str | None:
@@ -112,6 +120,22 @@ class LivePanel(QWidget):
         self.done_button.setEnabled(seat)
 
     # ---- lifecycle -------------------------------------------------------------------------
+    def start_fork(self, build: Build, tick: int, *, take_seat: bool) -> None:
+        """Re-run a recorded episode to ``tick`` as a new, linked one, pause there, and take
+        the user's seat if asked (see ``sim.review.fork_build``)."""
+        if self.root is None:
+            return
+        self.stop()
+        self.live = LiveRun(self.root, build, on_error=self.failed.emit)
+        self.live.ready.wait(60)
+        if self.live.error is not None:
+            self.status.setText(f"could not fork: {self.live.error}")
+            return
+        self._seat_at = tick if take_seat else None
+        self.live.run_to(tick)
+        self._controls(True)
+        self.timer.start()
+
     def start(self) -> None:
         if self.root is None:
             return
@@ -184,6 +208,12 @@ class LivePanel(QWidget):
         if live.finished:
             self.play_button.setText("▶ Play")
             self.play_button.setEnabled(False)
+        seat = self.seat_user
+        if self._seat_at is not None and seat is not None and live.tick >= self._seat_at:
+            seat.take()  # the fork reached its tick, paused: the person has the seat
+            self._seat_at = None
+            self._controls(True)
+            self.status.setText(f"forked at tick {live.tick} · you have the user's seat")
         eid = self.episode_id
         if eid is not None:
             self.updated.emit(eid, live.tick)

@@ -91,6 +91,25 @@ class TimelineView(pg.PlotWidget):  # type: ignore[misc]
         plot.setXRange(0, max(ticks, 1), padding=0.01)
         plot.setLimits(xMin=-10, xMax=max(ticks, 1) + 10)
 
+    def mark_divergence(self, tick: int | None) -> None:
+        """A dashed red line where a fork and its parent stop being the same world."""
+        plot = self.getPlotItem()
+        old = getattr(self, "_divergence", None)
+        if old is not None:
+            plot.removeItem(old)
+            self._divergence = None
+        if tick is not None:
+            line = pg.InfiniteLine(
+                tick,
+                angle=90,
+                movable=False,
+                label=f"diverges t{tick}",
+                labelOpts={"position": 0.95, "color": "#c0392b"},
+                pen=pg.mkPen("#c0392b", width=2, style=Qt.PenStyle.DashLine),
+            )
+            plot.addItem(line)
+            self._divergence = line
+
     def set_playhead(self, tick: int) -> None:
         self.playhead.blockSignals(True)
         self.playhead.setValue(tick)

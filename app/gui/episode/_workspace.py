@@ -73,6 +73,13 @@ class EpisodeWorkspace(QObject):
         back, fwd = QPushButton("◀ tick"), QPushButton("tick ▶")
         back.clicked.connect(lambda: self.seek(self.tick - 1))
         fwd.clicked.connect(lambda: self.seek(self.tick + 1))
+        self.fork_button = QPushButton("Fork here")
+        self.fork_button.setToolTip(
+            "Re-run this episode to the playhead as a new, linked episode and continue it live "
+            "(tick 'I am the user' to take the user's seat there)"
+        )
+        self.fork_button.clicked.connect(self.fork_here)
+        self.fork_button.setEnabled(False)
         nxt = QPushButton("next item ▶▶")
         nxt.setToolTip("Jump to the next thing that happens on the timeline")
         nxt.clicked.connect(self.next_item)
@@ -85,7 +92,7 @@ class EpisodeWorkspace(QObject):
         lay.addWidget(self.title)
         lay.addWidget(self.live)
         bar = QHBoxLayout()
-        for w in (back, fwd, nxt):
+        for w in (back, fwd, nxt, self.fork_button):
             bar.addWidget(w)
         bar.addWidget(self.slider, 1)
         bar.addWidget(self.tick_label)
@@ -98,7 +105,11 @@ class EpisodeWorkspace(QObject):
         upper.setSizes([420, 380, 380])
         split.addWidget(upper)
         split.addWidget(self.view)
-        split.setSizes([420, 330])
+        self.parent_view = TimelineView()  # a fork's parent, on the same playhead
+        self.parent_view.seek.connect(self.seek)
+        self.parent_view.hide()
+        split.addWidget(self.parent_view)
+        split.setSizes([420, 330, 200])
         lay.addWidget(split, 1)
 
     # ---- project and episode ---------------------------------------------------------------
@@ -147,11 +158,27 @@ class EpisodeWorkspace(QObject):
             self.project.episodes.metrics(ep.id).get("success", -1.0) if self.project else -1.0,
             "",
         )
+        fork = ""
+        if ep.parent_id is not None:
+            where = (f"diverges at tick {tl.diverges_at}" if tl.diverges_at is not None
+                     else "never diverges")  # fmt: skip
+            fork = f" · fork of {ep.parent_id[:8]} at tick {ep.fork_tick}, {where}"
         self.title.setText(
             f"<b>{ep.scenario}</b> · {ep.agent} · {ep.mode.value} · episode {ep.id[:8]} · "
-            f"{ep.status.value} {ok} · {ep.ticks} ticks of {ep.delta:g} s"
+            f"{ep.status.value} {ok} · {ep.ticks} ticks of {ep.delta:g} s{fork}"
         )
         self.view.show_items(tl.tracks, tl.items, tl.ticks)
+        self.view.mark_divergence(tl.diverges_at)
+        if tl.parent is not None:
+            ticks = max(tl.ticks, tl.parent.ticks)
+            self.parent_view.show_items(tl.parent.tracks, tl.parent.items, ticks)
+            self.parent_view.mark_divergence(tl.diverges_at)
+            self.parent_view.setTitle(f"parent {tl.parent.episode.id[:8]}: the branch this one "
+                                      f"forked from at tick {ep.fork_tick}")  # fmt: skip
+            self.parent_view.show()
+        else:
+            self.parent_view.hide()
+        self.fork_button.setEnabled(not live and bool(ep.config.get("interactive")))
         self.transcript.show_turns(tl.turns)
         self.slider.blockSignals(True)
         self.slider.setRange(0, tl.ticks)
@@ -174,12 +201,23 @@ class EpisodeWorkspace(QObject):
         self.slider.blockSignals(False)
         self.tick_label.setText(f"tick {tick} · {tick * tl.tick_s:.1f} s")
         self.view.set_playhead(tick)
+        self.parent_view.set_playhead(tick)
         self.transcript.follow(tick)
         i = tl.graphs.index(tick)
         self.inspector.show_state(tick, tl.graphs.graph_at(tick), tl.graphs.diff(i),
                                   tl.contract_at(tick))  # fmt: skip
         self.world.show_tick(tick)
         self.moved.emit(tick)
+
+    def fork_here(self) -> None:
+        """Fork the open episode at the playhead into a live episode (see LivePanel)."""
+        tl = self.timeline
+        if tl is None or self.project is None:
+            return
+        from sim.review import fork_build
+
+        build = fork_build(self.project, tl.episode.id, self.tick)
+        self.live.start_fork(build, self.tick, take_seat=self.live.seat.isChecked())
 
     def next_item(self) -> None:
         tl = self.timeline

@@ -1,5 +1,7 @@
 """The scene graph at any tick of a recorded episode, from its stored keyframes and diffs.
 
+(The trace format is the episode's; the review views, metrics and forks all read it here.)
+
 A trace stores the whole graph at tick 0 and at keyframes, and between them each tick's diff
 (relations added and removed, attributes changed, objects vanished). :class:`GraphCursor` loads
 an episode's rows once and answers ``graph_at(tick)`` from the nearest keyframe at or before it,
