@@ -460,6 +460,31 @@ class Episodes:
         ).fetchone()
         return None if row is None else (int(row[0]), str(row[1]))
 
+    def set_beliefs(self, episode_id: str, beliefs: Sequence[tuple[int, str]]) -> None:
+        """Store the agent's believed scene graphs ``(tick, graph json)`` (replacing any)."""
+        rows = []
+        for k, (tick, text) in enumerate(beliefs):
+            if not isinstance(tick, int) or isinstance(tick, bool) or tick < 0:
+                raise EpisodeError(f"beliefs[{k}].tick: expected a tick >= 0, got {tick!r}")
+            check_json(text, f"beliefs[{k}].graph_json")
+            rows.append((tick, text))
+        check_unique([r[0] for r in rows], "beliefs", "tick")
+        with write(self._db):
+            eid = self._resolve(episode_id)
+            self._db.execute("DELETE FROM sim_beliefs WHERE episode_id = ?", [eid])
+            self._db.conn.executemany(
+                "INSERT INTO sim_beliefs (episode_id, tick, graph_json) VALUES (?, ?, ?)",
+                [(eid, *r) for r in rows],
+            )
+
+    def beliefs(self, episode_id: str) -> builtins.list[tuple[int, str]]:
+        """The agent's believed scene graphs by tick (empty when it said none)."""
+        eid = self._resolve(episode_id)
+        rows = self._db.execute(
+            "SELECT tick, graph_json FROM sim_beliefs WHERE episode_id = ? ORDER BY tick", [eid]
+        ).fetchall()
+        return [(int(r[0]), str(r[1])) for r in rows]
+
     def snapshots(self, episode_id: str) -> builtins.list[tuple[int, str]]:
         """Every stored snapshot ``(tick, json)``, by tick (a scrubber loads them once)."""
         eid = self._resolve(episode_id)

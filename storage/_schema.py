@@ -650,4 +650,22 @@ def _v7(db: sqlite_utils.Database) -> None:
         db.execute(statement)
 
 
-MIGRATIONS: list[Migration] = [_v1, _v2, _v3, _v4, _v5, _v6, _v7]
+_V8_SQL = [
+    # What the agent believed the scene was, at the ticks it said so (a graph in the scene-graph
+    # format); the episode view draws it against the world's graph at the same tick.
+    """CREATE TABLE sim_beliefs (
+        episode_id TEXT NOT NULL REFERENCES sim_episodes(id) ON DELETE CASCADE,
+        tick INTEGER NOT NULL,
+        graph_json TEXT NOT NULL,
+        PRIMARY KEY (episode_id, tick)
+    )""",
+]
+
+
+def _v8(db: sqlite_utils.Database) -> None:
+    """Agent beliefs per tick (an imported bundle's, or an agent that keeps a belief store)."""
+    for statement in _V8_SQL:
+        db.execute(statement)
+
+
+MIGRATIONS: list[Migration] = [_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8]

@@ -124,4 +124,20 @@ def run(
     click.echo(f"metrics: workbench metrics {stored.id[:8]} --project {project_dir}")
 
 
+@episode.command("import")
+@click.argument("bundle", type=click.Path(path_type=Path))
+@click.option(
+    "--project", "project_dir", required=True, type=click.Path(path_type=Path),
+    help="Project folder.",
+)  # fmt: skip
+def import_(bundle: Path, project_dir: Path) -> None:
+    """Import an episode bundle another harness wrote (docs/episode-bundle.md)."""
+    from sim.review import import_bundle
+    from storage import Project
+
+    with Project.open(project_dir) as project:
+        eid = import_bundle(project, bundle)
+    click.echo(f"episode {eid[:8]} imported from {bundle}; open it in the Episode workspace")
+
+
 COMMANDS = [episode]

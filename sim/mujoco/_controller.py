@@ -35,7 +35,9 @@ STATE_VERSION = 1
 # _ctl_*.py, _skills.py): a physics episode recorded under another version cannot replay hash
 # for hash, and replay says so instead of reporting a divergence at some tick.
 # v2: pulls follow one smooth path; every move lasts at least 0.6 s (issue 9, item 14).
-MOTION_VERSION = 2
+# v3: perception no longer puts a movable container (the pan) inside itself, which changes the
+#     recorded scene graph and so every physics tick's state hash.
+MOTION_VERSION = 3
 TRACK_ITERS = 6  # IK iterations per control step (warm-started, usually 1-2 suffice)
 SETTLE_POS = 2e-3  # rad: joint error below which a settling segment may end
 SETTLE_VEL = 0.05  # rad/s

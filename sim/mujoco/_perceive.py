@@ -93,6 +93,8 @@ def perceive(
         for c, site, box in scene.interiors:
             local = (centres - data.site_xpos[site]) @ data.site_xmat[site].reshape(3, 3)
             for a in loose[(np.abs(local) <= box).all(axis=1)].tolist():
+                if a == c:  # a movable container's own centre lies in its interior
+                    continue
                 rels.add(("in", ids[a], ids[c]))
                 inside.setdefault(a, []).append(c)
 

@@ -4,24 +4,33 @@ The episode workspace (``app/gui/episode``) draws these; nothing here imports Qt
 """
 
 from sim.episode import GraphCursor, apply_diff, changed
+from sim.review._belief import Mismatch, mismatches
+from sim.review._bundle import FORMAT as BUNDLE_FORMAT
+from sim.review._bundle import BundleFormatError, import_bundle, read_bundle
 from sim.review._fork import first_divergence, fork_build
 from sim.review._live import Build, LiveRun
 from sim.review._timeline import TRACKS, EpisodeTimeline, Item, load_timeline
 from sim.review._worlds import Frame, FrameThread, WorldCursor
 
 __all__ = [
+    "BUNDLE_FORMAT",
     "TRACKS",
     "Build",
+    "BundleFormatError",
     "EpisodeTimeline",
     "Frame",
     "FrameThread",
     "GraphCursor",
     "Item",
     "LiveRun",
+    "Mismatch",
     "WorldCursor",
     "apply_diff",
     "changed",
     "first_divergence",
     "fork_build",
+    "import_bundle",
     "load_timeline",
+    "mismatches",
+    "read_bundle",
 ]

@@ -11,6 +11,8 @@ the same way, and an episode from before dialogue existed simply has fewer track
 - ``events``: trigger, commit and resolve marks; an error's harness hold as a span;
   ``windows``: a proactive request's window [t_c, H) as a span;
 - ``contract``: the tick each goal condition became (and stayed) true;
+- ``belief``: each time the agent stated what it believed, marked wrong when the world at that
+  tick disagrees;
 - ``anomalies``: injected world anomalies.
 
 Every item keeps ``ref``, an index into its source list, so a click can find the row behind it.
@@ -22,6 +24,8 @@ import json
 from dataclasses import dataclass, field
 
 from sim.episode import GraphCursor, changed
+from sim.review._belief import mismatches
+from sim.world import SceneGraph
 from storage import (
     ActionRecord,
     ConditionRecord,
@@ -34,7 +38,7 @@ from storage import (
 
 TRACKS = (
     "actions", "rejections", "user", "assistant", "replies", "events", "windows", "contract",
-    "anomalies",
+    "belief", "anomalies",
 )  # fmt: skip
 
 
@@ -63,6 +67,18 @@ class EpisodeTimeline:
     #: for a fork: the episode it branched from, and the first tick the two worlds differ
     parent: EpisodeTimeline | None = None
     diverges_at: int | None = None
+    #: what the agent believed the scene was, at the ticks it said so
+    beliefs: list[tuple[int, SceneGraph]] = field(default_factory=list)
+
+    def belief_at(self, tick: int) -> SceneGraph | None:
+        """The agent's latest belief at or before ``tick`` (None if it stated none yet)."""
+        best = None
+        for t, g in self.beliefs:
+            if t <= tick:
+                best = g
+            else:
+                break
+        return best
 
     @property
     def ticks(self) -> int:
@@ -153,8 +169,13 @@ def load_timeline(
                               "true", k))  # fmt: skip
     for k, an in enumerate(eps.anomalies(ep.id)):
         items.append(Item("anomalies", an.tick, an.tick, f"{an.kind} {an.obj}", an.kind, k))
+    beliefs = [(bt, SceneGraph.from_json(json.loads(g))) for bt, g in eps.beliefs(ep.id)]
+    for bt, believed in beliefs:
+        wrong = mismatches(graphs.graph_at(bt), believed)
+        label = f"belief: {len(wrong)} thing(s) not so" if wrong else "belief matches the world"
+        items.append(Item("belief", bt, bt, label, "wrong" if wrong else "right"))
     items.sort(key=lambda i: (TRACKS.index(i.track), i.start, i.end))
-    tl = EpisodeTimeline(ep, items, turns, actions, events, conditions, graphs)
+    tl = EpisodeTimeline(ep, items, turns, actions, events, conditions, graphs, beliefs=beliefs)
     if with_parent and ep.parent_id is not None:
         tl.parent = load_timeline(project, ep.parent_id, with_parent=False)
         tl.diverges_at = diverges_at(tl.parent.graphs.rows, eps.ticks(ep.id))

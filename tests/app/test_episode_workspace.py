@@ -130,6 +130,7 @@ def test_mujoco_view_follows_the_playhead(
     ws.open(sym)
     qtbot.waitUntil(lambda: ws.timeline is not None and ws.timeline.episode.id == sym)
     assert "no physics" in view.status.text() and view.frames is None
+    assert not view.isVisible()
 
 
 def test_live_episode_with_the_user_seat(
@@ -140,7 +141,7 @@ def test_live_episode_with_the_user_seat(
     w = make_window(root)
     w.set_workspace("episode")
     ws, panel = w.episode, w.episode.live
-    assert not panel.play_button.isEnabled() and not panel.say.isEnabled()
+    assert not panel.play_button.isVisible() and not panel.say.isVisible()
     panel.scenario.setCurrentText("cook-patty")
     panel.seat.setChecked(True)
     QTest.mouseClick(panel.start_button, Qt.MouseButton.LeftButton)
@@ -210,3 +211,52 @@ def test_fork_at_the_playhead_take_the_seat_and_compare(
     assert ws.parent_view.isVisible()
     ws.seek(tl.diverges_at)  # one playhead for both branches
     assert ws.parent_view.playhead.value() == ws.view.playhead.value() == tl.diverges_at
+
+
+def test_open_a_bundle_from_another_harness_and_see_belief_against_world(
+    make_window: Callable[[Path], MainWindow], tmp_path: Path, qtbot: QtBot
+) -> None:
+    from tests.sim.review.bundle_harness import FAIL_TICK, write_bundle
+
+    root = tmp_path / "imp"
+    Project.create(root).close()
+    bundle = write_bundle(tmp_path / "their-run")
+    w = make_window(root)
+    w.set_workspace("episode")
+    ws = w.episode
+    assert ws.browser.import_button.isVisible()
+    ws.import_bundle(bundle)
+    qtbot.waitUntil(lambda: ws.timeline is not None and ws.timeline.episode.agent
+                    == "their-policy-v3")  # fmt: skip
+    assert len(ws.browser.ids) == 1
+    # click the rejection on the timeline: every view goes to the failing tick
+    rejection = ws.timeline.on("rejections")[0]
+    vb = ws.view.getPlotItem().vb
+    pt = ws.view.mapFromScene(vb.mapViewToScene(QPointF(rejection.start,
+                                                        ws.view.row_y("rejections"))))  # fmt: skip
+    QTest.mouseClick(ws.view.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(pt.x(), pt.y()))
+    qtbot.waitUntil(lambda: ws.tick == FAIL_TICK)
+    top = ws.inspector.find_row("world vs belief")
+    assert top is not None and "1 mismatch" in top.text(1)
+    row = ws.inspector.find_row("drawer · open")
+    assert row is not None and row.text(1) == "world: 0   belief: 1"
+    assert not ws.world.isVisible()  # nothing to render: the view gives its room away
+    ws.seek(FAIL_TICK - 1)  # before the agent said what it believed: nothing to compare
+    assert ws.inspector.find_row("world vs belief") is None
+
+
+def test_the_timeline_spans_each_episode_it_shows(
+    make_window: Callable[[Path], MainWindow], episodes_dir: tuple[Path, str], qtbot: QtBot
+) -> None:
+    root, long_id = episodes_dir
+    with Project.open(root) as p:
+        short_id = next(e.id for e in p.episodes.list() if e.scenario == "stack-two")
+        long_ticks = p.episodes.get(long_id).ticks
+    w = make_window(root)
+    w.set_workspace("episode")
+    ws = w.episode
+    for eid in (short_id, long_id):  # a short episode first must not clamp the long one
+        ws.open(eid)
+        qtbot.waitUntil(lambda e=eid: ws.timeline is not None and ws.timeline.episode.id == e)
+    (x0, x1), _ = ws.view.getPlotItem().vb.viewRange()
+    assert x0 <= 0 and x1 >= long_ticks

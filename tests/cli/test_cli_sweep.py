@@ -62,6 +62,7 @@ SWEEP: dict[str, list[str]] = {
     "sim episodes": ["--project", "{P}"],
     "sim check": ["{X}", "--ee-site", "s", "--arm-joints", "j1", "--gripper", "g"],
     "episode run": ["nope", "--project", "{P}"],
+    "episode import": ["{X}", "--project", "{P}"],
     "batch run": ["{X}.json", "--project", "{P}"],
     "batch status": ["nope", "--project", "{P}"],
     "batch list": ["--project", "{P}"],

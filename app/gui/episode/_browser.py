@@ -6,8 +6,10 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QHBoxLayout,
     QHeaderView,
     QLineEdit,
+    QPushButton,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -21,6 +23,7 @@ COLUMNS = ("episode", "scenario", "agent", "mode", "status", "success", "ticks",
 
 class EpisodeBrowser(QWidget):
     open_episode = Signal(str)
+    import_requested = Signal()
 
     def __init__(self) -> None:
         super().__init__()
@@ -37,7 +40,16 @@ class EpisodeBrowser(QWidget):
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.table.itemActivated.connect(self._activated)
         self.table.itemDoubleClicked.connect(self._activated)
-        lay.addWidget(self.filter)
+        self.import_button = QPushButton("Import bundle…")
+        self.import_button.setToolTip(
+            "An episode recorded by another harness (workbench-episode-bundle/1, see "
+            "docs/episode-bundle.md)"
+        )
+        self.import_button.clicked.connect(self.import_requested.emit)
+        top = QHBoxLayout()
+        top.addWidget(self.filter, 1)
+        top.addWidget(self.import_button)
+        lay.addLayout(top)
         lay.addWidget(self.table, 1)
         self.ids: list[str] = []
 

@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem
 
+from sim.review import mismatches
 from sim.world import SceneGraph
 
 OK, NOT = QColor("#27ae60"), QColor("#c0392b")
@@ -23,10 +24,21 @@ class Inspector(QTreeWidget):
 
     def show_state(
         self, tick: int, graph: SceneGraph, diff: dict[str, Any],
-        contract: list[tuple[str, bool, int | None]],
+        contract: list[tuple[str, bool, int | None]], belief: SceneGraph | None = None,
     ) -> None:  # fmt: skip
         self.tick = tick
         self.clear()
+        if belief is not None:
+            wrong = mismatches(graph, belief)
+            top = QTreeWidgetItem(self, ["world vs belief",
+                                         f"{len(wrong)} mismatch(es) at tick {tick}" if wrong
+                                         else f"the belief of t{belief.tick} matches"])  # fmt: skip
+            top.setForeground(1, QBrush(NOT if wrong else OK))
+            for m in wrong:
+                row = QTreeWidgetItem(top, [f"{m.obj} · {m.what}",
+                                            f"world: {m.world}   belief: {m.belief}"])  # fmt: skip
+                row.setForeground(1, QBrush(NOT))
+            top.setExpanded(True)
         goal = QTreeWidgetItem(self, ["contract", f"{sum(c[1] for c in contract)}/{len(contract)}"])
         for text, holds, since in contract:
             row = QTreeWidgetItem(goal, [text, f"true since t{since}" if holds else "not yet"])
@@ -39,7 +51,9 @@ class Inspector(QTreeWidget):
             for name, (before, after) in attrs.items():
                 QTreeWidgetItem(changed, [f"{obj}.{name}", f"{before} → {after}"])
         held = graph.held()
-        scene = QTreeWidgetItem(self, ["scene graph", f"tick {graph.tick}, holding {held or '—'}"])
+        scene = QTreeWidgetItem(
+            self, ["scene graph", f"as of tick {graph.tick}, holding {held or '—'}"]
+        )
         rels: dict[str, list[str]] = {}
         for kind, a, b in sorted(graph.relations):
             rels.setdefault(a, []).append(f"{kind} {b}")

@@ -112,12 +112,15 @@ class LivePanel(QWidget):
         return getattr(db, "episode_id", None)
 
     def _controls(self, live: bool) -> None:
+        """Only what applies shows: the transport while live, the seat's row once it is yours."""
+        for w in (self.play_button, self.step_button, self.speed, self.status):
+            w.setVisible(live)
         self.play_button.setEnabled(live)
         self.step_button.setEnabled(live)
         seat = live and self.human is not None
-        self.say.setEnabled(seat)
-        self.do.setEnabled(seat)
-        self.done_button.setEnabled(seat)
+        for w in (self.say, self.do, self.done_button):
+            w.setVisible(seat)
+            w.setEnabled(seat)
 
     # ---- lifecycle -------------------------------------------------------------------------
     def start_fork(self, build: Build, tick: int, *, take_seat: bool) -> None:

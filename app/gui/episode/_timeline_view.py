@@ -22,7 +22,7 @@ COLORS = {
     "failed": "#b03030", "rejected": "#c0392b", "flag": "#c0392b",
     "fresh": "#7f8c8d", "stale": "#e74c3c", "trigger": "#8e44ad", "commit": "#c0392b",
     "resolve": "#27ae60", "hold": "#e8d5f0", "request": "#d6eaf8", "true": "#27ae60",
-    "assistant": "#2d8a4e", "anomalies": "#e67e22",
+    "assistant": "#2d8a4e", "anomalies": "#e67e22", "wrong": "#c0392b", "right": "#27ae60",
 }  # fmt: skip
 DEFAULT = "#555555"
 
@@ -72,7 +72,7 @@ class TimelineView(pg.PlotWidget):  # type: ignore[misc]
             track_colour = COLORS.get(its[0].track, DEFAULT)
             plot.addItem(pg.ScatterPlotItem(
                 x=[i.start for i in its], y=[row[i.track] for i in its], size=9,
-                symbol="t" if kind in ("flag", "rejected") else "o",
+                symbol="t" if kind in ("flag", "rejected") else ("s" if kind == "wrong" else "o"),
                 brush=COLORS.get(kind, track_colour), pen=None, data=[i.label for i in its],
                 hoverable=True, tip=lambda x, y, data: f"t{int(x)}: {data}",
             ))  # fmt: skip
@@ -88,8 +88,9 @@ class TimelineView(pg.PlotWidget):  # type: ignore[misc]
         left = plot.getAxis("left")
         left.setTicks([[(row[t], t) for t in self.tracks]])
         plot.setYRange(-0.6, len(self.tracks) - 0.4, padding=0)
-        plot.setXRange(0, max(ticks, 1), padding=0.01)
+        # limits first: the last episode's limits would clamp this one's range
         plot.setLimits(xMin=-10, xMax=max(ticks, 1) + 10)
+        plot.setXRange(0, max(ticks, 1), padding=0.01)
 
     def mark_divergence(self, tick: int | None) -> None:
         """A dashed red line where a fork and its parent stop being the same world."""

@@ -40,6 +40,13 @@ def read_live(root: Path, episode_id: str) -> EpisodeTimeline | None:
         return load_timeline(project, episode_id)
 
 
+def import_into(root: Path, folder: Path) -> str:
+    from sim.review import import_bundle
+
+    with Project.open(root) as project:
+        return import_bundle(project, folder)
+
+
 def read_timeline(root: Path, episode_id: str) -> EpisodeTimeline:
     """On a worker thread, with its own connection (connections stay on their thread)."""
     with Project.open(root) as project:
@@ -59,6 +66,7 @@ class EpisodeWorkspace(QObject):
         self.tick = 0
         self.browser = EpisodeBrowser()
         self.browser.open_episode.connect(self.open)
+        self.browser.import_requested.connect(self._import_dialog)
         self.view = TimelineView()
         self.transcript = Transcript()
         self.inspector = Inspector()
@@ -150,6 +158,8 @@ class EpisodeWorkspace(QObject):
     def show(self, tl: EpisodeTimeline, *, at: int = 0, live: bool = False) -> None:
         self.timeline = tl
         ep = tl.episode
+        # the MuJoCo view is for physics: a symbolic or imported episode gives its room away
+        self.world.setVisible(ep.mode.value == "physics")
         if live:
             self.world.live(ep)
         elif self.project is not None:
@@ -205,9 +215,28 @@ class EpisodeWorkspace(QObject):
         self.transcript.follow(tick)
         i = tl.graphs.index(tick)
         self.inspector.show_state(tick, tl.graphs.graph_at(tick), tl.graphs.diff(i),
-                                  tl.contract_at(tick))  # fmt: skip
+                                  tl.contract_at(tick), tl.belief_at(tick))  # fmt: skip
         self.world.show_tick(tick)
         self.moved.emit(tick)
+
+    def _import_dialog(self) -> None:
+        from PySide6.QtWidgets import QFileDialog
+
+        folder = QFileDialog.getExistingDirectory(self.center, "Import an episode bundle")
+        if folder:
+            self.import_bundle(Path(folder))
+
+    def import_bundle(self, folder: Path) -> None:
+        """Import a bundle off the GUI thread, then list and open it."""
+        if self.project is None:
+            return
+        self.title.setText(f"importing {folder.name}…")
+        self.bridge.submit("episode-import", import_into, self.project.root, folder,
+                           on_done=self._imported, on_error=self._failed)  # fmt: skip
+
+    def _imported(self, episode_id: str) -> None:
+        self.browser.show_project(self.project)
+        self.open(episode_id)
 
     def fork_here(self) -> None:
         """Fork the open episode at the playhead into a live episode (see LivePanel)."""
