@@ -113,12 +113,15 @@ class LivePanel(QWidget):
 
     def _controls(self, live: bool) -> None:
         """Only what applies shows: the transport while live, the seat's row once it is yours."""
-        for w in (self.play_button, self.step_button, self.speed, self.status):
+        transport: tuple[QWidget, ...] = (self.play_button, self.step_button, self.speed,
+                                          self.status)  # fmt: skip
+        for w in transport:
             w.setVisible(live)
         self.play_button.setEnabled(live)
         self.step_button.setEnabled(live)
         seat = live and self.human is not None
-        for w in (self.say, self.do, self.done_button):
+        seat_row: tuple[QWidget, ...] = (self.say, self.do, self.done_button)
+        for w in seat_row:
             w.setVisible(seat)
             w.setEnabled(seat)
 
