@@ -28,6 +28,8 @@ from sim.episode._trace import ActionEntry, AnomalyEntry, EpisodeResult, TickEnt
 from sim.scenario import BoundScenario
 from sim.world import Action, Outcome, SceneGraph, Verdict, World, diff
 
+PHYSICS_SNAPSHOT_EVERY = 10  # ticks between stored snapshots of a physics episode
+
 
 class RunState(StrEnum):
     IDLE = "idle"
@@ -66,6 +68,7 @@ class EpisodeRunner:
         sinks: Sequence[Sink] = (),
         anomalies: bool = True,
         keyframe_every: int = 50,
+        snapshot_every: int | None = None,
         end_tick: int | None = None,
         record: bool = True,
     ) -> None:
@@ -76,6 +79,13 @@ class EpisodeRunner:
         self.sinks = list(sinks)
         self.schedule = scenario.anomalies if anomalies else ()
         self.keyframe_every = keyframe_every
+        # Snapshots are where a seek or a fork resumes: a physics tick costs milliseconds to
+        # replay, so physics keeps them denser than keyframes (a seek replays at most this many
+        # ticks); the symbolic world replays a tick in microseconds.
+        if snapshot_every is None:
+            physics = getattr(world, "mode", "") == "physics"
+            snapshot_every = PHYSICS_SNAPSHOT_EVERY if physics else keyframe_every
+        self.snapshot_every = snapshot_every
         self.end_tick = end_tick
         #: keep the trace (state hash, graph diff, keyframes); off for throughput-only runs
         self.record = record
@@ -246,7 +256,8 @@ class EpisodeRunner:
         self._prev = graph_after
         self._track_conditions(graph_after)
         status = self._status()
-        snapshot = self.snapshot() if keyframe or (status and self.record) else None
+        snap = self.record and report.tick % self.snapshot_every == 0
+        snapshot = self.snapshot() if snap or keyframe or (status and self.record) else None
         self._emit(entry, changed, fired, snapshot)
         if status:
             self._finish(status)
