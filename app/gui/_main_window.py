@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import ClassVar
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QByteArray, Qt
 from PySide6.QtGui import (
     QAction,
     QActionGroup,
@@ -39,6 +40,8 @@ from app.gui.common import (
     AnnotateState,
     Bridge,
     CaseImporter,
+    LayoutError,
+    Layouts,
     LocalWorkers,
     ShortcutEditor,
     ShortcutOverlay,
@@ -46,6 +49,7 @@ from app.gui.common import (
     about_text,
     effective_keys,
     load_overrides,
+    read_layouts,
     save_overrides,
 )
 from app.gui.episode import EpisodeWorkspace
@@ -62,6 +66,7 @@ from storage import (
 )
 
 MAX_RECENT = 8
+STATE_VERSION = 1  # of the dock arrangement (see app/gui/common/_layouts.py)
 PREFERRED_SIZE = (1500, 920)  # on screens that have the room; smaller ones get the whole screen
 
 
@@ -127,6 +132,8 @@ class MainWindow(QMainWindow):
         self.docks["Jobs"].hide()  # shown when jobs are queued or on request
         self._annotate_sizes()
 
+        self.layouts = Layouts(settings.config_dir / "layouts.json")
+        self.workspace = "annotate"
         self.actions_by_id: dict[str, QAction] = {}
         self._shortcut_file = settings.config_dir / "shortcuts.json"
         self._build_menus()
@@ -189,6 +196,8 @@ class MainWindow(QMainWindow):
             "view.judge": lambda: self.set_workspace("judge"),
             "view.results": lambda: self.set_workspace("results"),
             "view.episode": lambda: self.set_workspace("episode"),
+            "view.save_layout": self.save_layout_dialog,
+            "view.load_layout": self.load_layout_dialog,
             "judge.run": self.judge_dialog,
             "jobs.workers": self.jobs_panel.toggle_workers,
             "jobs.show": self.show_jobs,
@@ -407,7 +416,10 @@ class MainWindow(QMainWindow):
     }
 
     def set_workspace(self, name: str) -> None:
-        """Show the docks of one workspace (users can still toggle any dock in View)."""
+        """Show the docks of one workspace (users can still toggle any dock in View); the
+        arrangement you left it in comes back with it."""
+        self.layouts.keep(self.workspace, self.saveState(STATE_VERSION).data())
+        self.workspace = name
         wanted = self.WORKSPACES[name]
         for title, dock in self.docks.items():
             dock.setVisible(title in wanted)
@@ -429,6 +441,9 @@ class MainWindow(QMainWindow):
             )
             if self.results.results is None:
                 self.results.refresh()
+        kept = self.layouts.get(name)
+        if kept is not None:
+            self.restoreState(QByteArray(kept), STATE_VERSION)
 
     def _annotate_sizes(self) -> None:
         """The Rubric gets the height, the Evidence list what is left (at least a few rows)."""
@@ -471,7 +486,32 @@ class MainWindow(QMainWindow):
         for url in event.mimeData().urls():
             self.import_folder(Path(url.toLocalFile()))
 
+    def save_layout_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Save layout", "layout.json", "JSON (*.json)")
+        if path:
+            self.layouts.keep(self.workspace, self.saveState(STATE_VERSION).data())
+            self.layouts.save(Path(path))
+
+    def load_layout_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Load layout", "", "JSON (*.json)")
+        if path:
+            self.load_layout(Path(path))
+
+    def load_layout(self, path: Path) -> None:
+        """Every workspace's arrangement from a file; this workspace's applies now."""
+        try:
+            self.layouts.states.update(read_layouts(path))
+        except LayoutError as err:
+            QMessageBox.warning(self, "Layout not loaded", str(err))
+            return
+        kept = self.layouts.get(self.workspace)
+        if kept is not None:
+            self.restoreState(QByteArray(kept), STATE_VERSION)
+
     def closeEvent(self, event: QCloseEvent) -> None:
+        self.layouts.keep(self.workspace, self.saveState(STATE_VERSION).data())
+        with contextlib.suppress(OSError):  # a read-only settings folder: only the layout is lost
+            self.layouts.save()
         self.workers.stop()
         self.annotate.close()
         self.episode.world.close_episode()  # its render thread frees its GL context

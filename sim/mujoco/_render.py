@@ -9,6 +9,8 @@ glow: a geom named ``<object>_glow`` is drawn bright while the object's ``on`` a
 
 from __future__ import annotations
 
+from typing import Any, Protocol
+
 import mujoco  # type: ignore[import-untyped]
 import numpy as np
 from numpy.typing import NDArray
@@ -19,6 +21,15 @@ from sim.mujoco._index import SceneIndex
 from sim.world import SceneGraph
 
 GLOW = np.array([1.0, 0.35, 0.05, 1.0], dtype=np.float32)
+
+
+class Orbit(Protocol):
+    """A free camera: angles in degrees around ``lookat`` at ``distance`` metres."""
+
+    azimuth: float
+    elevation: float
+    distance: float
+    lookat: tuple[float, float, float]
 
 
 class Views:
@@ -34,11 +45,23 @@ class Views:
         }
 
     def render(
-        self, data: mujoco.MjData, graph: SceneGraph, camera: str, width: int, height: int
-    ) -> NDArray[np.uint8]:
-        cam = self.cameras.get(camera)
-        if cam is None:
-            raise ValueError(f"no camera {camera!r} (cameras: {', '.join(self.cameras)})")
+        self, data: mujoco.MjData, graph: SceneGraph, camera: str, width: int, height: int,
+        *, free: Orbit | None = None, contacts: bool = False, labels: bool = False,
+    ) -> NDArray[np.uint8]:  # fmt: skip
+        """One frame from a named camera, or from ``free`` (orbit/pan/zoom around a point);
+        ``contacts`` draws contact points and forces, ``labels`` the objects' names."""
+        cam: Any
+        if free is not None:
+            orbit = mujoco.MjvCamera()
+            orbit.type = mujoco.mjtCamera.mjCAMERA_FREE
+            orbit.azimuth, orbit.elevation = free.azimuth, free.elevation
+            orbit.distance = free.distance
+            orbit.lookat[:] = free.lookat
+            cam = orbit
+        else:
+            cam = self.cameras.get(camera)
+            if cam is None:
+                raise ValueError(f"no camera {camera!r} (cameras: {', '.join(self.cameras)})")
         vis = self.model.vis.global_
         if width > vis.offwidth or height > vis.offheight:
             raise ValueError(f"{width}x{height} exceeds the {vis.offwidth}x{vis.offheight} limit")
@@ -58,7 +81,13 @@ class Views:
             # add nothing a rater needs; shadows stay: they show contact and height.
             renderer.scene.flags[mujoco.mjtRndFlag.mjRND_REFLECTION] = False
             self._renderers[key] = renderer
-        renderer.update_scene(data, camera=cam)
+        opt = mujoco.MjvOption()
+        if contacts:  # llvmpipe pays ~35 ms for them at full mesh detail: opt-in (mujoco-in-qt)
+            opt.flags[mujoco.mjtVisFlag.mjVIS_CONTACTPOINT] = True
+            opt.flags[mujoco.mjtVisFlag.mjVIS_CONTACTFORCE] = True
+        if labels:
+            opt.label = mujoco.mjtLabel.mjLABEL_BODY
+        renderer.update_scene(data, camera=cam, scene_option=opt)
         self._light_heaters(renderer, graph)
         out: NDArray[np.uint8] = renderer.render()
         return out

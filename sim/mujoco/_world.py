@@ -171,10 +171,14 @@ class PhysicsWorld:
         mujoco.mj_forward(self.model, self.data)
         self._graph = self._perceive()
 
-    def render(self, camera: str, width: int = 640, height: int = 480) -> np.ndarray:
+    def render(
+        self, camera: str, width: int = 640, height: int = 480, **options: Any
+    ) -> np.ndarray:
+        """A frame from a named camera; ``options``: ``free``, ``contacts``, ``labels``
+        (see :meth:`Views.render`)."""
         if self._views is None:
             self._views = Views(self.scene)
-        return self._views.render(self.data, self._graph, camera, width, height)
+        return self._views.render(self.data, self._graph, camera, width, height, **options)
 
     def snapshot(self) -> dict[str, Any]:
         return to_snapshot(self.model, self.data, self.controller.state_view(), self.s)

@@ -7,6 +7,7 @@ from sim.episode import GraphCursor, apply_diff, changed
 from sim.review._belief import Mismatch, mismatches
 from sim.review._bundle import FORMAT as BUNDLE_FORMAT
 from sim.review._bundle import BundleFormatError, import_bundle, read_bundle
+from sim.review._camera import FreeCamera
 from sim.review._fork import first_divergence, fork_build
 from sim.review._live import Build, LiveRun
 from sim.review._timeline import TRACKS, EpisodeTimeline, Item, load_timeline
@@ -20,6 +21,7 @@ __all__ = [
     "EpisodeTimeline",
     "Frame",
     "FrameThread",
+    "FreeCamera",
     "GraphCursor",
     "Item",
     "LiveRun",

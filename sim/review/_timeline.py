@@ -31,6 +31,7 @@ from storage import (
     ConditionRecord,
     EpisodeRecord,
     EventRecord,
+    ExchangeRecord,
     Project,
     TickRecord,
     TurnRecord,
@@ -69,6 +70,18 @@ class EpisodeTimeline:
     diverges_at: int | None = None
     #: what the agent believed the scene was, at the ticks it said so
     beliefs: list[tuple[int, SceneGraph]] = field(default_factory=list)
+    #: every view or prompt sent to a participant, and its reply (parsed when asked for)
+    exchanges: list[ExchangeRecord] = field(default_factory=list)
+
+    def exchange_at(self, party: str, tick: int) -> ExchangeRecord | None:
+        """What ``party`` (assistant, user, agent) was last shown at or before ``tick``."""
+        best = None
+        for x in self.exchanges:
+            if x.party == party and x.tick <= tick:
+                best = x
+            elif x.tick > tick:
+                break
+        return best
 
     def belief_at(self, tick: int) -> SceneGraph | None:
         """The agent's latest belief at or before ``tick`` (None if it stated none yet)."""
@@ -175,7 +188,9 @@ def load_timeline(
         label = f"belief: {len(wrong)} thing(s) not so" if wrong else "belief matches the world"
         items.append(Item("belief", bt, bt, label, "wrong" if wrong else "right"))
     items.sort(key=lambda i: (TRACKS.index(i.track), i.start, i.end))
-    tl = EpisodeTimeline(ep, items, turns, actions, events, conditions, graphs, beliefs=beliefs)
+    exchanges = sorted(eps.exchanges(ep.id), key=lambda x: (x.tick, x.idx))
+    tl = EpisodeTimeline(ep, items, turns, actions, events, conditions, graphs, beliefs=beliefs,
+                         exchanges=exchanges)  # fmt: skip
     if with_parent and ep.parent_id is not None:
         tl.parent = load_timeline(project, ep.parent_id, with_parent=False)
         tl.diverges_at = diverges_at(tl.parent.graphs.rows, eps.ticks(ep.id))

@@ -101,15 +101,17 @@ class FrameThread:
         self.on_frame, self.on_error = on_frame, on_error
         self.cameras: list[str] = []
         self.ready = threading.Event()
-        self._want: tuple[int, str] | None = None
+        self._want: tuple[int, str, dict[str, Any]] | None = None
         self._cv = threading.Condition()
         self._stop = False
         self._thread = threading.Thread(target=self._run, name="wb-frames", daemon=True)
         self._thread.start()
 
-    def request(self, tick: int, camera: str) -> None:
+    def request(self, tick: int, camera: str, **options: Any) -> None:
+        """The frame of ``tick`` from ``camera``; ``options`` go to the world's renderer
+        (``free`` camera, ``contacts``, ``labels``). Only the newest request waits."""
         with self._cv:
-            self._want = (tick, camera)
+            self._want = (tick, camera, options)
             self._cv.notify()
 
     def close(self, timeout: float = 10.0) -> None:
@@ -133,9 +135,9 @@ class FrameThread:
                         return
                     want, self._want = self._want, None
                 assert want is not None
-                tick, camera = want
+                tick, camera, options = want
                 reached = cursor.seek(tick)
-                image = _render(cursor.world, camera, *self.size)
+                image = _render(cursor.world, camera, *self.size, **options)
                 self.on_frame(Frame(reached, camera, image))
         except BaseException as err:  # reported on the GUI's side; the thread ends
             self.ready.set()
@@ -145,6 +147,6 @@ class FrameThread:
                 cursor.close()  # frees the GL context on the thread that made it
 
 
-def _render(world: Any, camera: str, width: int, height: int) -> NDArray[np.uint8]:
-    image: NDArray[np.uint8] = np.ascontiguousarray(world.render(camera, width, height))
+def _render(world: Any, camera: str, width: int, height: int, **options: Any) -> NDArray[np.uint8]:
+    image: NDArray[np.uint8] = np.ascontiguousarray(world.render(camera, width, height, **options))
     return image

@@ -92,6 +92,7 @@ def _key_widgets(w: MainWindow, workspace: str) -> dict[str, QWidget]:
             "timeline": e.view.viewport(),
             "transcript": e.transcript,
             "inspector": e.inspector,
+            "information tabs": e.tabs.tabBar(),
             "playhead slider": e.slider,
             "tick": e.tick_label,
         }

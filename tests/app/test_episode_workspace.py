@@ -74,6 +74,16 @@ def test_click_on_the_timeline_moves_every_view(
     held = graph.held()
     scene_row = ws.inspector.find_row("scene graph")
     assert scene_row is not None and f"holding {held or '—'}" in scene_row.text(1)
+    # what each side was shown at the last query before the flag: the boundary, as it was
+    shown = ws.saw_assistant.shown
+    assert shown is not None and shown.party == "assistant" and shown.tick <= flag.start
+    assert ws.saw_assistant.topLevelItem(0).text(0) == f"sent at t{shown.tick}"
+    sent = ws.saw_assistant.topLevelItem(1)
+    fields = {sent.child(i).text(0) for i in range(sent.childCount())}
+    assert "frames" in fields and "queue" not in fields and "persona" not in fields
+    user_sent = ws.saw_user.topLevelItem(1)
+    user_fields = {user_sent.child(i).text(0) for i in range(user_sent.childCount())}
+    assert {"queue", "persona"} <= user_fields
     # a transcript row seeks back; step buttons and "next item" move one tick / one item
     later = ws.transcript.item(cur + 1)
     ws.transcript.itemClicked.emit(later)
@@ -123,6 +133,20 @@ def test_mujoco_view_follows_the_playhead(
     view.camera.setCurrentText(other)
     qtbot.waitUntil(lambda: view.frame is not None and view.frame.camera == other, timeout=30_000)
     assert view.frame.tick == target
+    # drag on the picture: the free camera orbits; the wheel zooms; labels on
+    before = view.frame.image.copy()
+    canvas = view.canvas
+    QTest.mousePress(canvas, Qt.MouseButton.LeftButton, pos=QPoint(100, 100))
+    QTest.mouseMove(canvas, QPoint(160, 120))
+    QTest.mouseRelease(canvas, Qt.MouseButton.LeftButton, pos=QPoint(160, 120))
+    qtbot.waitUntil(lambda: view.frame is not None and view.frame.camera.startswith("free"),
+                    timeout=30_000)  # fmt: skip
+    assert view.camera.currentText().startswith("free") and view.free.azimuth != 135.0
+    orbited = view.frame.image.copy()
+    assert not np.array_equal(orbited, before)
+    view.labels.setChecked(True)
+    qtbot.waitUntil(lambda: view.frame is not None
+                    and not np.array_equal(view.frame.image, orbited), timeout=30_000)  # fmt: skip
     # a symbolic episode says it has nothing to render
     with Project.open(root) as p:
         sym = run_episode(open_scenario("stack-two"), mode="symbolic", project=p).episode_id

@@ -9,6 +9,7 @@ from app.gui.common._frame_view import FrameView
 from app.gui.common._frames import FrameFeed
 from app.gui.common._help import ShortcutEditor, ShortcutOverlay, about_text
 from app.gui.common._importer import CaseImporter
+from app.gui.common._layouts import LayoutError, Layouts, read_layouts, write_layouts
 from app.gui.common._scroll import VerticalScroll
 from app.gui.common._state import AnnotateState
 from app.gui.common._timeline import Mark, Timeline
@@ -22,6 +23,8 @@ __all__ = [
     "ErrorBoundary",
     "FrameFeed",
     "FrameView",
+    "LayoutError",
+    "Layouts",
     "LocalWorkers",
     "Mark",
     "ShortcutEditor",
@@ -31,5 +34,7 @@ __all__ = [
     "about_text",
     "effective_keys",
     "load_overrides",
+    "read_layouts",
     "save_overrides",
+    "write_layouts",
 ]

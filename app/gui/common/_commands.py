@@ -74,6 +74,15 @@ COMMANDS: tuple[Command, ...] = (
         "View",
         "A recorded episode on one playhead: timeline, transcript, state at the tick",
     ),
+    Command(
+        "view.save_layout",
+        "Save &Layout to File…",
+        (),
+        "global",
+        "View",
+        "Every workspace's dock arrangement, to hand to others",
+    ),
+    Command("view.load_layout", "Load Layout from &File…", (), "global", "View"),
     # Play
     Command("play.toggle", "Play / Pause", ("Space",), "player", "Play"),
     Command("play.step_fwd", "Next Frame", ("Right",), "player", "Play"),

@@ -17,12 +17,14 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSlider,
     QSplitter,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
 from app.gui.common import Bridge
 from app.gui.episode._browser import EpisodeBrowser
+from app.gui.episode._information import InformationView
 from app.gui.episode._inspector import Inspector
 from app.gui.episode._live_panel import LivePanel
 from app.gui.episode._timeline_view import TimelineView
@@ -71,6 +73,9 @@ class EpisodeWorkspace(QObject):
         self.transcript = Transcript()
         self.inspector = Inspector()
         self.world = WorldView()
+        self.saw_assistant = InformationView("assistant")
+        self.saw_user = InformationView("user")
+        self.saw_agent = InformationView("agent")
         self.live = LivePanel()
         self.live.updated.connect(self.follow_live)
         self.title = QLabel("Open an episode from the Episodes list (double-click).")
@@ -109,7 +114,12 @@ class EpisodeWorkspace(QObject):
         upper = QSplitter(Qt.Orientation.Horizontal)
         upper.addWidget(self.world)
         upper.addWidget(self.transcript)
-        upper.addWidget(self.inspector)
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.inspector, "State")
+        self.tabs.addTab(self.saw_assistant, "Assistant was shown")
+        self.tabs.addTab(self.saw_user, "User was shown")
+        self.tabs.addTab(self.saw_agent, "Agent's calls")
+        upper.addWidget(self.tabs)
         upper.setSizes([420, 380, 380])
         split.addWidget(upper)
         split.addWidget(self.view)
@@ -217,6 +227,8 @@ class EpisodeWorkspace(QObject):
         self.inspector.show_state(tick, tl.graphs.graph_at(tick), tl.graphs.diff(i),
                                   tl.contract_at(tick), tl.belief_at(tick))  # fmt: skip
         self.world.show_tick(tick)
+        for view in (self.saw_assistant, self.saw_user, self.saw_agent):
+            view.show_exchange(tl.exchange_at(view.party, tick), tick)
         self.moved.emit(tick)
 
     def _import_dialog(self) -> None:

@@ -11,21 +11,54 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QRect, Qt, Signal
-from PySide6.QtGui import QImage, QPainter, QPaintEvent
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtCore import QPoint, QRect, Qt, Signal
+from PySide6.QtGui import QImage, QMouseEvent, QPainter, QPaintEvent, QWheelEvent
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QVBoxLayout,
+    QWidget,
+)
 
-from sim.review import Frame, FrameThread
+from sim.review import Frame, FrameThread, FreeCamera
 from storage import EpisodeRecord
 
 CAMERA = "front"
+FREE = "free (drag)"
 
 
 class _Canvas(QWidget):
+    """Paints the frame; drags orbit (left) or pan (right) the free camera, the wheel zooms."""
+
+    dragged = Signal(float, float, bool)  # dx, dy in pixels; True when panning
+    zoomed = Signal(float)  # a factor on the distance
+
     def __init__(self) -> None:
         super().__init__()
         self.image: QImage | None = None
         self.setMinimumSize(240, 180)
+        self._last: QPoint | None = None
+        self.setToolTip("Drag to orbit (right-drag to pan), wheel to zoom: the free camera")
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        self._last = event.position().toPoint()
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        if self._last is None:
+            return
+        pos = event.position().toPoint()
+        d = pos - self._last
+        self._last = pos
+        pan = bool(event.buttons() & (Qt.MouseButton.RightButton | Qt.MouseButton.MiddleButton))
+        self.dragged.emit(float(d.x()), float(d.y()), pan)
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        self._last = None
+
+    def wheelEvent(self, event: QWheelEvent) -> None:
+        self.zoomed.emit(0.9 if event.angleDelta().y() > 0 else 1.1)
 
     def paintEvent(self, event: QPaintEvent) -> None:
         p = QPainter(self)
@@ -50,10 +83,20 @@ class WorldView(QWidget):
         self.camera.setToolTip("The scene camera to look through")
         self.camera.currentTextChanged.connect(lambda _c: self.show_tick(self.tick))
         self.status = QLabel("no episode")
+        self.contacts = QCheckBox("contacts")
+        self.contacts.setToolTip("Contact points and forces (costly under software GL)")
+        self.labels = QCheckBox("labels")
+        for box in (self.contacts, self.labels):
+            box.toggled.connect(lambda _on: self.show_tick(self.tick))
+        self.free = FreeCamera()
         self.canvas = _Canvas()
+        self.canvas.dragged.connect(self._drag)
+        self.canvas.zoomed.connect(self._zoom)
         top = QHBoxLayout()
         top.addWidget(QLabel("camera"))
         top.addWidget(self.camera)
+        top.addWidget(self.contacts)
+        top.addWidget(self.labels)
         top.addWidget(self.status, 1)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
@@ -79,7 +122,7 @@ class WorldView(QWidget):
         self.frames.ready.wait(60)
         self.camera.blockSignals(True)
         self.camera.clear()
-        self.camera.addItems(self.frames.cameras)
+        self.camera.addItems([*self.frames.cameras, FREE])
         if CAMERA in self.frames.cameras:
             self.camera.setCurrentText(CAMERA)
         self.camera.blockSignals(False)
@@ -93,8 +136,27 @@ class WorldView(QWidget):
 
     def show_tick(self, tick: int) -> None:
         self.tick = tick
-        if self.frames is not None and self.camera.currentText():
-            self.frames.request(tick, self.camera.currentText())
+        camera = self.camera.currentText()
+        if self.frames is None or not camera:
+            return
+        options: dict[str, object] = {"contacts": self.contacts.isChecked(),
+                                      "labels": self.labels.isChecked()}  # fmt: skip
+        if camera == FREE:
+            options["free"] = self.free
+        self.frames.request(tick, camera, **options)
+
+    def _drag(self, dx: float, dy: float, pan: bool) -> None:
+        if self.camera.currentText() != FREE:
+            self.camera.setCurrentText(FREE)  # dragging takes the free camera
+        self.free = (
+            self.free.pan(-dx * 0.002, dy * 0.002) if pan else self.free.orbit(-dx * 0.4, -dy * 0.4)
+        )
+        self.show_tick(self.tick)
+
+    def _zoom(self, factor: float) -> None:
+        if self.camera.currentText() == FREE:
+            self.free = self.free.zoom(factor)
+            self.show_tick(self.tick)
 
     def close_episode(self) -> None:
         if self.frames is not None:
