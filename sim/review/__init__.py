@@ -11,7 +11,7 @@ from sim.review._camera import FreeCamera
 from sim.review._fork import first_divergence, fork_build
 from sim.review._live import Build, LiveRun
 from sim.review._timeline import TRACKS, EpisodeTimeline, Item, load_timeline
-from sim.review._worlds import Frame, FrameThread, WorldCursor
+from sim.review._worlds import Frame, FrameThread, LiveFrames, WorldCursor
 
 __all__ = [
     "BUNDLE_FORMAT",
@@ -24,6 +24,7 @@ __all__ = [
     "FreeCamera",
     "GraphCursor",
     "Item",
+    "LiveFrames",
     "LiveRun",
     "Mismatch",
     "WorldCursor",

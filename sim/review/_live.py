@@ -25,10 +25,14 @@ Build = Callable[[Project], tuple[EpisodeRunner, Any]]
 
 class LiveRun:
     def __init__(
-        self, root: Path, build: Build, *, on_error: Callable[[BaseException], None] | None = None
-    ) -> None:
+        self, root: Path, build: Build, *, on_error: Callable[[BaseException], None] | None = None,
+        on_tick: Callable[[EpisodeRunner], None] | None = None,
+    ) -> None:  # fmt: skip
+        """``on_tick(runner)`` runs on the live thread after every tick: keep it cheap (the
+        MuJoCo view publishes a snapshot every few ticks and renders on a thread of its own)."""
         self.root, self.build = root, build
         self.on_error = on_error
+        self.on_tick = on_tick
         self.runner: EpisodeRunner | None = None
         self.extra: Any = None
         self.ready = threading.Event()
@@ -129,6 +133,8 @@ class LiveRun:
                 speed = self.speed
             started = time.monotonic()
             runner.step()
+            if self.on_tick is not None:
+                self.on_tick(runner)
             if playing:
                 self._walls.append((time.monotonic(), runner.tick))
                 if speed > 0:  # pace to wall-clock × speed

@@ -150,3 +150,71 @@ class FrameThread:
 def _render(world: Any, camera: str, width: int, height: int, **options: Any) -> NDArray[np.uint8]:
     image: NDArray[np.uint8] = np.ascontiguousarray(world.render(camera, width, height, **options))
     return image
+
+
+class LiveFrames:
+    """The MuJoCo view of a live episode, rendered off the physics thread.
+
+    The live thread :meth:`publish` es the world's snapshot every few ticks (cheap: arrays
+    copied); this thread restores it into a world of its own and renders the newest one, so
+    the physics keeps its pace however slow software GL draws.
+    """
+
+    def __init__(
+        self,
+        make: Callable[[], Any],
+        on_frame: Callable[[Frame], None],
+        on_error: Callable[[BaseException], None],
+        size: tuple[int, int] = (640, 480),
+    ) -> None:
+        self.make, self.on_frame, self.on_error, self.size = make, on_frame, on_error, size
+        self.cameras: list[str] = []
+        self.ready = threading.Event()
+        self._snap: tuple[int, dict[str, Any]] | None = None
+        self._view: tuple[str, dict[str, Any]] | None = None
+        self._dirty = False
+        self._stop = False
+        self._cv = threading.Condition()
+        self._thread = threading.Thread(target=self._run, name="wb-live-frames", daemon=True)
+        self._thread.start()
+
+    def publish(self, tick: int, snapshot: dict[str, Any]) -> None:
+        with self._cv:
+            self._snap, self._dirty = (tick, snapshot), True
+            self._cv.notify()
+
+    def request(self, _tick: int, camera: str, **options: Any) -> None:
+        with self._cv:
+            self._view, self._dirty = (camera, options), True
+            self._cv.notify()
+
+    def close(self, timeout: float = 10.0) -> None:
+        with self._cv:
+            self._stop = True
+            self._cv.notify()
+        self._thread.join(timeout)
+
+    def _run(self) -> None:
+        world: Any = None
+        try:
+            world = self.make()
+            self.cameras = list(getattr(world, "cameras", ()))
+            self.ready.set()
+            while True:
+                with self._cv:
+                    while not (self._stop or (self._dirty and self._snap and self._view)):
+                        self._cv.wait()
+                    if self._stop:
+                        return
+                    assert self._snap is not None and self._view is not None
+                    (tick, snap), (camera, options) = self._snap, self._view
+                    self._dirty = False
+                world.restore(snap)
+                image = _render(world, camera, *self.size, **options)
+                self.on_frame(Frame(tick, camera, image))
+        except BaseException as err:
+            self.ready.set()
+            self.on_error(err)
+        finally:
+            if world is not None:
+                world.close()

@@ -284,3 +284,28 @@ def test_the_timeline_spans_each_episode_it_shows(
         qtbot.waitUntil(lambda e=eid: ws.timeline is not None and ws.timeline.episode.id == e)
     (x0, x1), _ = ws.view.getPlotItem().vb.viewRange()
     assert x0 <= 0 and x1 >= long_ticks
+
+
+def test_live_physics_shows_the_running_world(
+    make_window: Callable[[Path], MainWindow], tmp_path: Path, qtbot: QtBot
+) -> None:
+    root = tmp_path / "livephys"
+    Project.create(root).close()
+    w = make_window(root)
+    w.set_workspace("episode")
+    ws, panel = w.episode, w.episode.live
+    panel.scenario.setCurrentText("stack-two")
+    panel.mode.setCurrentText("physics")
+    QTest.mouseClick(panel.start_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: panel.live is not None and panel.live.ready.is_set(), timeout=30_000)
+    assert panel.frames is not None
+    panel.speed.setValue(2.0)  # paced: the frames must follow a world that is still moving
+    QTest.mouseClick(panel.play_button, Qt.MouseButton.LeftButton)
+    view = ws.world
+    qtbot.waitUntil(lambda: view.frame is not None and view.frame.tick >= 10, timeout=30_000)
+    first = view.frame
+    qtbot.waitUntil(lambda: view.frame is not None and view.frame.tick > first.tick + 10,
+                    timeout=30_000)  # fmt: skip
+    assert view.isVisible() and "live" in view.status.text()
+    panel.stop()
+    assert panel.frames is None and view.frames is None

@@ -10,7 +10,7 @@ assistant and what you do goes to your own action queue.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import (
@@ -24,14 +24,18 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from sim.episode import EpisodeRunner, open_scenario
+from sim.episode import EpisodeRunner, make_world, open_scenario
 from sim.interact import HumanUser, SeatUser, build_interactive
-from sim.review import Build, LiveRun
+from sim.review import Build, LiveFrames, LiveRun
 from sim.scenario import shipped
 from sim.users import PROFILES
 from storage import Project
 
+if TYPE_CHECKING:
+    from app.gui.episode._world_view import WorldView
+
 RELOAD_MS = 400
+LIVE_FRAME_EVERY = 2  # ticks between the live world's snapshots for the MuJoCo view
 LIVE_BATCH = 2  # ticks between writes: the workspace reads what the live episode stored
 
 
@@ -46,6 +50,8 @@ class LivePanel(QWidget):
         self.root: Path | None = None
         self.live: LiveRun | None = None
         self._seat_at: int | None = None  # a fork's tick, where the person takes the seat
+        self.world_view: WorldView | None = None  # set by the workspace: where live frames go
+        self.frames: LiveFrames | None = None
         self.scenario = QComboBox()
         self.scenario.addItems(sorted(shipped()))
         self.scenario.setCurrentText("cook-patty")
@@ -155,7 +161,19 @@ class LivePanel(QWidget):
                                    batch=LIVE_BATCH)  # fmt: skip
             return ep.runner, ep
 
-        self.live = LiveRun(self.root, build, on_error=self.failed.emit)
+        self.frames = None
+        on_tick = None
+        if mode == "physics" and self.world_view is not None:  # watch the arm as it runs
+            view = self.world_view
+            frames = LiveFrames(lambda: make_world(bound, "physics"), view.frame_arrived.emit,
+                                view.failed.emit)  # fmt: skip
+            self.frames = frames
+
+            def on_tick(runner: EpisodeRunner) -> None:
+                if runner.tick % LIVE_FRAME_EVERY == 0:
+                    frames.publish(runner.tick, runner.world.snapshot())
+
+        self.live = LiveRun(self.root, build, on_error=self.failed.emit, on_tick=on_tick)
         self.live.ready.wait(60)
         if self.live.error is not None:
             self.status.setText(f"could not start: {self.live.error}")
@@ -171,6 +189,11 @@ class LivePanel(QWidget):
             self.live.stop()
             self._tick()
             self.live = None
+        if self.frames is not None:
+            if self.world_view is not None and self.world_view.frames is self.frames:
+                self.world_view.frames = None
+            self.frames.close()
+            self.frames = None
         self._controls(False)
 
     def toggle(self) -> None:

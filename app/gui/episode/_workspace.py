@@ -77,6 +77,7 @@ class EpisodeWorkspace(QObject):
         self.saw_user = InformationView("user")
         self.saw_agent = InformationView("agent")
         self.live = LivePanel()
+        self.live.world_view = self.world
         self.live.updated.connect(self.follow_live)
         self.title = QLabel("Open an episode from the Episodes list (double-click).")
         self.title.setWordWrap(True)
@@ -171,7 +172,7 @@ class EpisodeWorkspace(QObject):
         # the MuJoCo view is for physics: a symbolic or imported episode gives its room away
         self.world.setVisible(ep.mode.value == "physics")
         if live:
-            self.world.live(ep)
+            self.world.live(ep, self.live.frames)
         elif self.project is not None:
             self.world.open(self.project.root, ep)
         ok = {1.0: "succeeded", 0.0: "failed"}.get(

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from sim.review import Frame, FrameThread, FreeCamera
+from sim.review import Frame, FrameThread, FreeCamera, LiveFrames
 from storage import EpisodeRecord
 
 CAMERA = "front"
@@ -102,7 +102,7 @@ class WorldView(QWidget):
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addLayout(top)
         lay.addWidget(self.canvas, 1)
-        self.frames: FrameThread | None = None
+        self.frames: FrameThread | LiveFrames | None = None
         self.frame: Frame | None = None
         self._array: object = None  # keeps the pixels the QImage wraps alive
         self.frame_arrived.connect(self._show)
@@ -127,12 +127,23 @@ class WorldView(QWidget):
             self.camera.setCurrentText(CAMERA)
         self.camera.blockSignals(False)
 
-    def live(self, episode: EpisodeRecord) -> None:
-        """A running episode: its world is on the live thread; shown once it has ended."""
+    def live(self, episode: EpisodeRecord, frames: LiveFrames | None) -> None:
+        """A running episode: frames of the live world (published by its thread), if any."""
+        if frames is not None and self.frames is frames:
+            return
         self.close_episode()
-        self.canvas.image = None
-        self.canvas.update()
-        self.status.setText(f"live {episode.mode.value} episode: the world view opens when it ends")
+        if frames is None:
+            self.status.setText(f"live {episode.mode.value} episode: nothing to render")
+            return
+        frames.ready.wait(60)
+        self.frames = frames
+        self.camera.blockSignals(True)
+        self.camera.clear()
+        self.camera.addItems([*frames.cameras, FREE])
+        if CAMERA in frames.cameras:
+            self.camera.setCurrentText(CAMERA)
+        self.camera.blockSignals(False)
+        self.status.setText("live: the newest frame of the running world")
 
     def show_tick(self, tick: int) -> None:
         self.tick = tick
@@ -168,7 +179,8 @@ class WorldView(QWidget):
         self._array = frame.image
         self.canvas.image = QImage(frame.image.data, w, h, 3 * w, QImage.Format.Format_RGB888)
         self.frame = frame
-        self.status.setText(f"tick {frame.tick} · {frame.camera} · {w}×{h}")
+        live = "live · " if isinstance(self.frames, LiveFrames) else ""
+        self.status.setText(f"{live}tick {frame.tick} · {frame.camera} · {w}×{h}")
         self.canvas.update()
 
     def _failed(self, err: BaseException) -> None:
