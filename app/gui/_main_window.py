@@ -444,6 +444,11 @@ class MainWindow(QMainWindow):
         kept = self.layouts.get(name)
         if kept is not None:
             self.restoreState(QByteArray(kept), STATE_VERSION)
+            # your arrangement of this workspace's docks comes back; a dock shown in passing
+            # (the jobs list after queueing) does not stay in a workspace it is not part of
+            for title, dock in self.docks.items():
+                if title not in wanted:
+                    dock.hide()
 
     def _annotate_sizes(self) -> None:
         """The Rubric gets the height, the Evidence list what is left (at least a few rows)."""

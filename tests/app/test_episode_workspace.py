@@ -265,6 +265,15 @@ def test_open_a_bundle_from_another_harness_and_see_belief_against_world(
     row = ws.inspector.find_row("drawer · open")
     assert row is not None and row.text(1) == "world: 0   belief: 1"
     assert not ws.world.isVisible()  # nothing to render: the view gives its room away
+    # the 3D scene: the drawer where the world has it, and its belief as a red ghost
+    assert ws.scene3d.canvas is None  # no GL surface until the tab is opened
+    ws.tabs.setCurrentWidget(ws.scene3d)
+    qtbot.waitUntil(lambda: ws.scene3d.canvas is not None)
+    assert ws.scene3d.shown_ghosts == ["drawer"]
+    image = ws.scene3d.canvas.render()
+    red = (image[..., 0] > 180) & (image[..., 1] < 140) & (image[..., 2] < 140)
+    assert red.sum() > 50  # the ghost is drawn
+    ws.tabs.setCurrentWidget(ws.inspector)
     ws.seek(FAIL_TICK - 1)  # before the agent said what it believed: nothing to compare
     assert ws.inspector.find_row("world vs belief") is None
 

@@ -27,6 +27,7 @@ from app.gui.episode._browser import EpisodeBrowser
 from app.gui.episode._information import InformationView
 from app.gui.episode._inspector import Inspector
 from app.gui.episode._live_panel import LivePanel
+from app.gui.episode._scene3d import Scene3D
 from app.gui.episode._timeline_view import TimelineView
 from app.gui.episode._transcript import Transcript
 from app.gui.episode._world_view import WorldView
@@ -76,6 +77,7 @@ class EpisodeWorkspace(QObject):
         self.saw_assistant = InformationView("assistant")
         self.saw_user = InformationView("user")
         self.saw_agent = InformationView("agent")
+        self.scene3d = Scene3D()
         self.live = LivePanel()
         self.live.world_view = self.world
         self.live.updated.connect(self.follow_live)
@@ -120,6 +122,7 @@ class EpisodeWorkspace(QObject):
         self.tabs.addTab(self.saw_assistant, "Assistant was shown")
         self.tabs.addTab(self.saw_user, "User was shown")
         self.tabs.addTab(self.saw_agent, "Agent's calls")
+        self.tabs.addTab(self.scene3d, "3D scene")
         upper.addWidget(self.tabs)
         upper.setSizes([420, 380, 380])
         split.addWidget(upper)
@@ -228,6 +231,7 @@ class EpisodeWorkspace(QObject):
         self.inspector.show_state(tick, tl.graphs.graph_at(tick), tl.graphs.diff(i),
                                   tl.contract_at(tick), tl.belief_at(tick))  # fmt: skip
         self.world.show_tick(tick)
+        self.scene3d.show_graph(tl.graphs.graph_at(tick), tl.belief_at(tick))
         for view in (self.saw_assistant, self.saw_user, self.saw_agent):
             view.show_exchange(tl.exchange_at(view.party, tick), tick)
         self.moved.emit(tick)

@@ -1,0 +1,124 @@
+"""The scene graph at the playhead in 3D (vispy): objects as boxes at their poses, relations as
+edges between their centres, the held object highlighted, and the agent's belief as ghost
+boxes for the objects it gets wrong (drawn where the belief puts them, in red).
+
+The canvas (an OpenGL surface) is made the first time the tab is shown, so a window that never
+opens it never creates a GL context for it. Drag to orbit, wheel to zoom (vispy's turntable).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+from sim.review import mismatches
+from sim.world import SceneGraph
+
+# the 12 triangles of a unit cube around the origin, and its 8 corners
+_CORNERS = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)
+_FACES = np.array([
+    [0, 1, 3], [0, 3, 2], [4, 6, 7], [4, 7, 5], [0, 4, 5], [0, 5, 1],
+    [2, 3, 7], [2, 7, 6], [0, 2, 6], [0, 6, 4], [1, 5, 7], [1, 7, 3],
+])  # fmt: skip
+COLOURS = {"held": (0.95, 0.6, 0.1, 1.0), "ghost": (0.9, 0.15, 0.15, 0.35)}
+BASE = (0.45, 0.6, 0.85, 1.0)
+SURFACE = (0.75, 0.7, 0.62, 1.0)
+
+
+def boxes(graph: SceneGraph, ids: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Vertices and faces of the listed objects' boxes (yaw about z)."""
+    verts, faces = [], []
+    for k, oid in enumerate(ids):
+        n = graph.nodes[oid]
+        c, s = np.cos(n.yaw), np.sin(n.yaw)
+        rot = np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]])
+        v = (_CORNERS * np.asarray(n.size)) @ rot.T + np.asarray(n.pos)
+        verts.append(v)
+        faces.append(_FACES + 8 * k)
+    if not verts:
+        return np.zeros((0, 3)), np.zeros((0, 3), int)
+    return np.vstack(verts), np.vstack(faces)
+
+
+class Scene3D(QWidget):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lay = QVBoxLayout(self)
+        self.lay.setContentsMargins(0, 0, 0, 0)
+        self.legend = QLabel(
+            "boxes: objects · orange: held · lines: relations · red ghosts: where the agent's "
+            "belief puts what it gets wrong"
+        )
+        self.legend.setWordWrap(True)
+        self.legend.setMaximumHeight(40)
+        self.lay.addWidget(self.legend)
+        self.canvas: Any = None
+        self._pending: tuple[SceneGraph, SceneGraph | None] | None = None
+        self.shown_ghosts: list[str] = []
+
+    def _make(self) -> None:
+        import vispy  # type: ignore[import-untyped]
+
+        vispy.use(app="pyside6")
+        from vispy import scene  # type: ignore[import-untyped]
+
+        self.canvas = scene.SceneCanvas(keys=None, bgcolor="white")
+        from PySide6.QtWidgets import QSizePolicy
+
+        self.canvas.native.setSizePolicy(QSizePolicy.Policy.Expanding,
+                                         QSizePolicy.Policy.Expanding)  # fmt: skip
+        self.lay.addWidget(self.canvas.native, 1)
+        self._framed = False
+        self.view = self.canvas.central_widget.add_view()
+        self.view.camera = scene.TurntableCamera(fov=35, distance=2.2, elevation=28,
+                                                 azimuth=-60, center=(0, 0, 0.4))  # fmt: skip
+        self.solid = scene.visuals.Mesh(parent=self.view.scene, shading=None)
+        self.ghost = scene.visuals.Mesh(parent=self.view.scene, shading=None)
+        self.ghost.set_gl_state("translucent", depth_test=False)
+        self.edges = scene.visuals.Line(parent=self.view.scene, connect="segments",
+                                        color=(0.2, 0.2, 0.2, 1.0), width=2)  # fmt: skip
+
+    def showEvent(self, event: Any) -> None:
+        if self.canvas is None:
+            self._make()
+            if self._pending is not None:
+                self.show_graph(*self._pending)
+        super().showEvent(event)
+
+    def show_graph(self, graph: SceneGraph, belief: SceneGraph | None = None) -> None:
+        self._pending = (graph, belief)
+        if self.canvas is None:
+            return
+        held = graph.held()
+        ids = [k for k in sorted(graph.nodes) if graph.nodes[k].visible or k == held]
+        verts, faces = boxes(graph, ids)
+        if not self._framed and len(verts):  # frame the scene once; then the user's camera
+            lo, hi = verts.min(axis=0), verts.max(axis=0)
+            self.view.camera.center = tuple((lo + hi) / 2)
+            self.view.camera.distance = max(0.3, 2.5 * float(np.linalg.norm(hi - lo)))
+            self._framed = True
+        colours = []
+        for oid in ids:
+            n = graph.nodes[oid]
+            c = COLOURS["held"] if oid == held else (SURFACE if "surface" in n.tags else BASE)
+            colours.extend([c] * 12)
+        self.solid.set_data(vertices=verts, faces=faces,
+                            face_colors=np.array(colours) if colours else None)  # fmt: skip
+        segs = []
+        for _kind, a, b in sorted(graph.relations):
+            if a in graph.nodes and b in graph.nodes:
+                segs += [graph.nodes[a].pos, graph.nodes[b].pos]
+        self.edges.set_data(pos=np.array(segs, float) if segs else np.zeros((0, 3)))
+        wrong = sorted({m.obj for m in mismatches(graph, belief)} & set(belief.nodes)
+                       ) if belief is not None else []  # fmt: skip
+        self.shown_ghosts = wrong
+        if belief is not None and wrong:
+            gv, gf = boxes(belief, wrong)
+            self.ghost.set_data(vertices=gv * [1, 1, 1] + [0, 0, 0.002], faces=gf,
+                                color=COLOURS["ghost"])  # fmt: skip
+            self.ghost.visible = True
+        else:
+            self.ghost.visible = False
+        self.canvas.update()
