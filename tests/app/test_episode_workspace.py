@@ -93,6 +93,9 @@ def test_click_on_the_timeline_moves_every_view(
     assert ws.tick == before + 1
     ws.next_item()
     assert ws.tick == min(i.start for i in tl.items if i.start > before + 1)
+    here = ws.tick
+    ws.next_item("events")  # the "next event" button
+    assert ws.tick == min(i.start for i in tl.on("events") if i.start > here)
     # filter the browser by text
     browser.filter.setText("stack-two")
     shown = [r for r in range(browser.table.rowCount()) if not browser.table.isRowHidden(r)]
@@ -192,6 +195,11 @@ def test_live_episode_with_the_user_seat(
     QTest.mouseClick(panel.play_button, Qt.MouseButton.LeftButton)  # pause
     qtbot.waitUntil(lambda: not panel.live.playing)
     assert any(a.action.describe() == "pick up the patty" for a in panel.live.runner.actions)
+    target = panel.live.tick + 7
+    panel.run_to.setValue(target)
+    QTest.mouseClick(panel.run_to_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: panel.live.tick == target)
+    assert not panel.live.playing
     eid = panel.episode_id
     panel.stop()
     with Project.open(root) as p:

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
+    QSpinBox,
     QWidget,
 )
 
@@ -73,6 +74,12 @@ class LivePanel(QWidget):
         self.speed.setValue(1.0)
         self.speed.setSuffix("× real time")
         self.speed.setToolTip("0 runs as fast as the machine goes")
+        self.run_to = QSpinBox()
+        self.run_to.setRange(0, 100_000)
+        self.run_to.setPrefix("to tick ")
+        self.run_to_button = QPushButton("Run to")
+        self.run_to_button.setToolTip("Run the live episode on to this tick, then pause")
+        self.run_to_button.clicked.connect(self._run_to)
         self.status = QLabel("no live episode")
         self.say = QLineEdit()
         self.say.setPlaceholderText("Say to the assistant… (Enter)")
@@ -87,9 +94,10 @@ class LivePanel(QWidget):
         for col, w in enumerate((self.scenario, self.mode, self.persona, self.seat,
                                  self.start_button)):  # fmt: skip
             grid.addWidget(w, 0, col)
-        for col, w in enumerate((self.play_button, self.step_button, self.speed)):
+        for col, w in enumerate((self.play_button, self.step_button, self.speed, self.run_to,
+                                 self.run_to_button)):  # fmt: skip
             grid.addWidget(w, 1, col)
-        grid.addWidget(self.status, 1, 3, 1, 2)
+        grid.addWidget(self.status, 1, 5)
         grid.addWidget(self.say, 2, 0, 1, 2)
         grid.addWidget(self.do, 2, 2, 1, 2)
         grid.addWidget(self.done_button, 2, 4)
@@ -120,7 +128,7 @@ class LivePanel(QWidget):
     def _controls(self, live: bool) -> None:
         """Only what applies shows: the transport while live, the seat's row once it is yours."""
         transport: tuple[QWidget, ...] = (self.play_button, self.step_button, self.speed,
-                                          self.status)  # fmt: skip
+                                          self.run_to, self.run_to_button, self.status)  # fmt: skip
         for w in transport:
             w.setVisible(live)
         self.play_button.setEnabled(live)
@@ -215,6 +223,11 @@ class LivePanel(QWidget):
     def _done(self) -> None:
         if self.human is not None:
             self.human.done()
+
+    def _run_to(self) -> None:
+        if self.live is not None:
+            self.live.run_to(self.run_to.value())
+            self.play_button.setText("▶ Play")
 
     def _step(self) -> None:
         if self.live is not None:

@@ -99,6 +99,9 @@ class EpisodeWorkspace(QObject):
         nxt = QPushButton("next item ▶▶")
         nxt.setToolTip("Jump to the next thing that happens on the timeline")
         nxt.clicked.connect(self.next_item)
+        nxt_event = QPushButton("next event ▶▶")
+        nxt_event.setToolTip("Jump to the next scheduled event's trigger, commit or resolution")
+        nxt_event.clicked.connect(lambda: self.next_item("events"))
         self.view.seek.connect(self.seek)
         self.transcript.seek.connect(self.seek)
 
@@ -108,7 +111,7 @@ class EpisodeWorkspace(QObject):
         lay.addWidget(self.title)
         lay.addWidget(self.live)
         bar = QHBoxLayout()
-        for w in (back, fwd, nxt, self.fork_button):
+        for w in (back, fwd, nxt, nxt_event, self.fork_button):
             bar.addWidget(w)
         bar.addWidget(self.slider, 1)
         bar.addWidget(self.tick_label)
@@ -265,10 +268,12 @@ class EpisodeWorkspace(QObject):
         build = fork_build(self.project, tl.episode.id, self.tick)
         self.live.start_fork(build, self.tick, take_seat=self.live.seat.isChecked())
 
-    def next_item(self) -> None:
+    def next_item(self, track: str | None = None) -> None:
+        """Seek to the next thing on the timeline (on ``track`` only, when given)."""
         tl = self.timeline
         if tl is None:
             return
-        later = [i.start for i in tl.items if i.start > self.tick]
+        later = [i.start for i in tl.items
+                 if i.start > self.tick and (track is None or i.track == track)]  # fmt: skip
         if later:
             self.seek(min(later))
