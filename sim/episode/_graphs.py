@@ -17,8 +17,9 @@ import json
 from dataclasses import replace
 from typing import Any
 
+from sim.contracts import Event
 from sim.world import Node, SceneGraph
-from storage import Project, TickRecord
+from storage import ActionRecord, Project, TickRecord
 
 
 def apply_diff(graph: SceneGraph, tick: int, d: dict[str, Any]) -> SceneGraph:
@@ -98,3 +99,15 @@ class GraphCursor:
         text = self.rows[i].graph_json
         assert text is not None
         return SceneGraph.from_json(json.loads(text))
+
+
+def accepted_events(actions: list[ActionRecord]) -> list[Event]:
+    """The accepted, grounded actions as the engine logged them (what event goals read)."""
+    out = []
+    for a in actions:
+        if not a.accepted:
+            continue
+        verb = str(json.loads(a.action_json)["verb"])
+        g = json.loads(a.grounded_json) if a.grounded_json else {}
+        out.append(Event(verb, g.get("obj"), g.get("target"), a.tick))
+    return out

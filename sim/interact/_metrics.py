@@ -30,7 +30,8 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from sim.contracts import Truth, parse_predicate
-from sim.interact._trace_state import accepted_events, attempted, final_graph, reference_ticks
+from sim.episode import accepted_events
+from sim.interact._trace_state import attempted, final_graph, reference_ticks
 from sim.metrics import (
     AssistantFlag,
     DetectionEpisode,

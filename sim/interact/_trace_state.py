@@ -9,22 +9,9 @@ from __future__ import annotations
 
 import json
 
-from sim.contracts import Event
 from sim.episode import apply_diff
 from sim.world import SceneGraph
 from storage import ActionRecord, EpisodeRecord, EpisodeStatus, Project
-
-
-def accepted_events(actions: list[ActionRecord]) -> list[Event]:
-    """The accepted, grounded actions as the engine logged them (what event goals read)."""
-    out = []
-    for a in actions:
-        if not a.accepted:
-            continue
-        verb = str(json.loads(a.action_json)["verb"])
-        g = json.loads(a.grounded_json) if a.grounded_json else {}
-        out.append(Event(verb, g.get("obj"), g.get("target"), a.tick))
-    return out
 
 
 def attempted(a: ActionRecord) -> bool:

@@ -23,7 +23,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from sim.episode import GraphCursor, changed
+from annotation import UserError
+from sim.contracts import Contract, Truth
+from sim.episode import GraphCursor, accepted_events, changed
 from sim.review._belief import mismatches
 from sim.world import SceneGraph
 from storage import (
@@ -72,6 +74,8 @@ class EpisodeTimeline:
     beliefs: list[tuple[int, SceneGraph]] = field(default_factory=list)
     #: every view or prompt sent to a participant, and its reply (parsed when asked for)
     exchanges: list[ExchangeRecord] = field(default_factory=list)
+    #: per goal condition, the tick spans it held in (None: no contract to evaluate)
+    holds: list[list[tuple[int, int]]] | None = None
 
     def exchange_at(self, party: str, tick: int) -> ExchangeRecord | None:
         """What ``party`` (assistant, user, agent) was last shown at or before ``tick``."""
@@ -116,10 +120,18 @@ class EpisodeTimeline:
         return best
 
     def contract_at(self, tick: int) -> list[tuple[str, bool, int | None]]:
-        """Per goal condition: its text, whether it holds at ``tick`` (true since its witness
-        tick, which is when it became and stayed true), and that tick."""
+        """Per goal condition: its text, whether it holds at ``tick``, and since when (from the
+        spans it held in, re-evaluated on the trace; an import: its stated witness ticks)."""
         out = []
-        for c in self.conditions:
+        for k, c in enumerate(self.conditions):
+            if self.holds is not None and k < len(self.holds):
+                end = self.ticks
+                span = next(
+                    ((a, b) for a, b in self.holds[k] if a <= tick < b or a <= tick <= b == end),
+                    None,
+                )
+                out.append((c.text, span is not None, None if span is None else span[0]))
+                continue
             w = c.witness_tick
             out.append((c.text, w is not None and w <= tick, w))
         return out
@@ -176,10 +188,19 @@ def load_timeline(
             end = data.get("h") if isinstance(data.get("h"), int) else ep.ticks
             items.append(Item("windows", data["t_c"], end,
                               f"{name}: tell the user in [t_c, H)", "request", k))  # fmt: skip
-    for k, c in enumerate(conditions):
-        if c.witness_tick is not None:
-            items.append(Item("contract", c.witness_tick, c.witness_tick, f"true: {c.text}",
-                              "true", k))  # fmt: skip
+    spans = _predicate_spans(ep, graphs, actions, conditions)
+    if spans is not None:
+        for k, runs in enumerate(spans):
+            text = conditions[k].text if k < len(conditions) else f"condition {k}"
+            for start, end in runs:
+                items.append(Item("contract", start, end, f"true: {text}", "true", k))
+                if end < tl_end(ep, graphs):  # it stopped holding: marked where it did
+                    items.append(Item("contract", end, end, f"false again: {text}", "false", k))
+    else:  # no contract to evaluate (an imported episode): its stated witnesses
+        for k, c in enumerate(conditions):
+            if c.witness_tick is not None:
+                items.append(Item("contract", c.witness_tick, c.witness_tick, f"true: {c.text}",
+                                  "true", k))  # fmt: skip
     for k, an in enumerate(eps.anomalies(ep.id)):
         items.append(Item("anomalies", an.tick, an.tick, f"{an.kind} {an.obj}", an.kind, k))
     beliefs = [(bt, SceneGraph.from_json(json.loads(g))) for bt, g in eps.beliefs(ep.id)]
@@ -190,7 +211,7 @@ def load_timeline(
     items.sort(key=lambda i: (TRACKS.index(i.track), i.start, i.end))
     exchanges = sorted(eps.exchanges(ep.id), key=lambda x: (x.tick, x.idx))
     tl = EpisodeTimeline(ep, items, turns, actions, events, conditions, graphs, beliefs=beliefs,
-                         exchanges=exchanges)  # fmt: skip
+                         exchanges=exchanges, holds=spans)  # fmt: skip
     if with_parent and ep.parent_id is not None:
         tl.parent = load_timeline(project, ep.parent_id, with_parent=False)
         tl.diverges_at = diverges_at(tl.parent.graphs.rows, eps.ticks(ep.id))
@@ -214,3 +235,46 @@ def diverges_at(parent: list[TickRecord], fork: list[TickRecord]) -> int | None:
     if not mine or not theirs or max(mine) == max(theirs):
         return None
     return min(max(mine), max(theirs)) + 1
+
+
+def tl_end(ep: EpisodeRecord, graphs: GraphCursor) -> int:
+    return max(ep.ticks, graphs.ticks[-1])
+
+
+def _predicate_spans(
+    ep: EpisodeRecord, graphs: GraphCursor, actions: list[ActionRecord],
+    conditions: list[ConditionRecord],
+) -> list[list[tuple[int, int]]] | None:  # fmt: skip
+    """Per goal condition, the tick spans in which it held, evaluated on the stored graphs and
+    accepted actions (None when the episode's contract cannot be read back: an import)."""
+    try:
+        contract = Contract.from_json(json.loads(ep.contract_json))
+    except (ValueError, TypeError, UserError):
+        return None
+    events = accepted_events(actions)
+    event_ticks = {e.tick for e in events}
+    n = len(contract.predicates)
+    runs: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+    since: list[int | None] = [None] * n
+    end = tl_end(ep, graphs)
+    for i, row in enumerate(graphs.rows):
+        t = row.tick
+        if i and not changed(graphs.diff(i)) and t not in event_ticks:
+            continue  # nothing a predicate reads changed: the values stand
+        graph = graphs.graph_at(t)
+        seen = [e for e in events if e.tick is not None and e.tick <= t]
+        for k, p in enumerate(contract.predicates):
+            holds = p.evaluate(graph, seen) is Truth.T
+            if holds and since[k] is None:
+                since[k] = t
+            elif not holds and since[k] is not None:
+                start = since[k]
+                assert start is not None
+                runs[k].append((start, t))
+                since[k] = None
+    for k in range(n):
+        if since[k] is not None:
+            start = since[k]
+            assert start is not None
+            runs[k].append((start, end))
+    return runs

@@ -246,7 +246,8 @@ class LivePanel(QWidget):
         rtf = live.rtf
         state = "finished" if live.finished else ("playing" if live.playing else "paused")
         rtf_text = f" · RTF {rtf:.2f}" if rtf is not None and live.playing else ""
-        self.status.setText(f"live tick {live.tick} · {state}{rtf_text}")
+        seat = " · you have the user's seat" if self.human is not None else ""
+        self.status.setText(f"live tick {live.tick} · {state}{rtf_text}{seat}")
         if live.finished:
             self.play_button.setText("▶ Play")
             self.play_button.setEnabled(False)
@@ -255,7 +256,7 @@ class LivePanel(QWidget):
             seat.take()  # the fork reached its tick, paused: the person has the seat
             self._seat_at = None
             self._controls(True)
-            self.status.setText(f"forked at tick {live.tick} · you have the user's seat")
+            self.status.setText(f"forked at tick {live.tick} · paused · you have the user's seat")
         eid = self.episode_id
         if eid is not None:
             self.updated.emit(eid, live.tick)

@@ -123,3 +123,25 @@ def test_interactive_helper_still_matches(tmp_path: Path) -> None:
                              project=p)  # fmt: skip
         assert ep.episode_id is not None
         assert load_timeline(p, ep.episode_id).on("user")
+
+
+def test_conditions_are_drawn_where_they_held(tmp_path: Path) -> None:
+    with Project.create(tmp_path / "p") as p:
+        ep = run_interactive(bound=open_scenario("cook-patty"), persona=PROFILES["balanced"],
+                             project=p)  # fmt: skip
+        assert ep.episode_id is not None
+        tl = load_timeline(p, ep.episode_id)
+        actions = p.episodes.actions(ep.episode_id)
+    on = next(a for a in actions if a.accepted and a.text == "turn on the burner")
+    off = next(a for a in actions if a.accepted and a.text == "turn off the burner")
+    k = next(i for i, c in enumerate(tl.conditions) if c.text == "burner switched off")
+    assert tl.holds is not None
+    runs = tl.holds[k]
+    # off at the start, on while cooking, off again at the end
+    assert runs[0][0] == 0 and len(runs) == 2 and runs[-1][1] == tl.ticks
+    assert on.tick < runs[0][1] <= on.finished_tick and off.tick < runs[1][0] <= off.finished_tick
+    falls = [i for i in tl.on("contract") if i.kind == "false" and i.ref == k]
+    assert [f.start for f in falls] == [runs[0][1]]
+    mid = (runs[0][1] + runs[1][0]) // 2
+    assert tl.contract_at(mid)[k][1] is False and tl.contract_at(tl.ticks)[k][1] is True
+    assert tl.contract_at(tl.ticks)[k][2] == runs[1][0]
