@@ -246,8 +246,8 @@ class LivePanel(QWidget):
         rtf = live.rtf
         state = "finished" if live.finished else ("playing" if live.playing else "paused")
         rtf_text = f" · RTF {rtf:.2f}" if rtf is not None and live.playing else ""
-        seat = " · you have the user's seat" if self.human is not None else ""
-        self.status.setText(f"live tick {live.tick} · {state}{rtf_text}{seat}")
+        yours = " · you have the user's seat" if self.human is not None else ""
+        self.status.setText(f"live tick {live.tick} · {state}{rtf_text}{yours}")
         if live.finished:
             self.play_button.setText("▶ Play")
             self.play_button.setEnabled(False)
