@@ -50,18 +50,7 @@ class Views:
     ) -> NDArray[np.uint8]:  # fmt: skip
         """One frame from a named camera, or from ``free`` (orbit/pan/zoom around a point);
         ``contacts`` draws contact points and forces, ``labels`` the objects' names."""
-        cam: Any
-        if free is not None:
-            orbit = mujoco.MjvCamera()
-            orbit.type = mujoco.mjtCamera.mjCAMERA_FREE
-            orbit.azimuth, orbit.elevation = free.azimuth, free.elevation
-            orbit.distance = free.distance
-            orbit.lookat[:] = free.lookat
-            cam = orbit
-        else:
-            cam = self.cameras.get(camera)
-            if cam is None:
-                raise ValueError(f"no camera {camera!r} (cameras: {', '.join(self.cameras)})")
+        cam = self._camera(camera, free)
         vis = self.model.vis.global_
         if width > vis.offwidth or height > vis.offheight:
             raise ValueError(f"{width}x{height} exceeds the {vis.offwidth}x{vis.offheight} limit")
@@ -92,10 +81,43 @@ class Views:
         out: NDArray[np.uint8] = renderer.render()
         return out
 
+    def pick(
+        self, data: mujoco.MjData, camera: str, width: int, height: int, relx: float,
+        rely: float, *, free: Orbit | None = None,
+    ) -> str | None:  # fmt: skip
+        """The object under (``relx``, ``rely``) of a frame (0..1, from the bottom-left, as
+        MuJoCo measures), or None: the body MuJoCo selects, walked up to its object."""
+        renderer = self._renderers.get((width, height))
+        if renderer is None:
+            return None
+        cam: Any = self._camera(camera, free)
+        renderer.update_scene(data, camera=cam)
+        selpnt = np.zeros(3)
+        ids = [np.zeros(1, np.int32) for _ in range(3)]
+        body = int(mujoco.mjv_select(self.model, data, mujoco.MjvOption(), width / height,
+                                     relx, rely, renderer.scene, selpnt, *ids))  # fmt: skip
+        owners = {int(b): k for k, b in enumerate(self.scene.body)}
+        while body > 0 and body not in owners:
+            body = int(self.model.body_parentid[body])
+        return self.scene.ids[owners[body]] if body in owners else None
+
     def close(self) -> None:
         for r in self._renderers.values():
             r.close()
         self._renderers.clear()
+
+    def _camera(self, camera: str, free: Orbit | None) -> Any:
+        if free is not None:
+            orbit = mujoco.MjvCamera()
+            orbit.type = mujoco.mjtCamera.mjCAMERA_FREE
+            orbit.azimuth, orbit.elevation = free.azimuth, free.elevation
+            orbit.distance = free.distance
+            orbit.lookat[:] = free.lookat
+            return orbit
+        cam = self.cameras.get(camera)
+        if cam is None:
+            raise ValueError(f"no camera {camera!r} (cameras: {', '.join(self.cameras)})")
+        return cam
 
     def _light_heaters(self, renderer: mujoco.Renderer, graph: SceneGraph) -> None:
         lit = {

@@ -180,6 +180,17 @@ class PhysicsWorld:
             self._views = Views(self.scene)
         return self._views.render(self.data, self._graph, camera, width, height, **options)
 
+    def pick(
+        self, camera: str, relx: float, rely: float, width: int = 640, height: int = 480,
+        **options: Any,
+    ) -> str | None:  # fmt: skip
+        """The object under a point of the last frame rendered at this size (see
+        :meth:`Views.pick`); ``options`` as for :meth:`render` (only ``free`` matters)."""
+        if self._views is None:
+            return None
+        return self._views.pick(self.data, camera, width, height, relx, rely,
+                                free=options.get("free"))  # fmt: skip
+
     def snapshot(self) -> dict[str, Any]:
         return to_snapshot(self.model, self.data, self.controller.state_view(), self.s)
 

@@ -96,9 +96,11 @@ class FrameThread:
         on_frame: Callable[[Frame], None],
         on_error: Callable[[BaseException], None],
         size: tuple[int, int] = (640, 480),
+        on_pick: Callable[[str | None], None] | None = None,
     ) -> None:
         self.root, self.episode_id, self.size = root, episode_id, size
-        self.on_frame, self.on_error = on_frame, on_error
+        self.on_frame, self.on_error, self.on_pick = on_frame, on_error, on_pick
+        self._pick: tuple[int, str, float, float, dict[str, Any]] | None = None
         self.cameras: list[str] = []
         self.ready = threading.Event()
         self._want: tuple[int, str, dict[str, Any]] | None = None
@@ -112,6 +114,12 @@ class FrameThread:
         (``free`` camera, ``contacts``, ``labels``). Only the newest request waits."""
         with self._cv:
             self._want = (tick, camera, options)
+            self._cv.notify()
+
+    def pick(self, tick: int, camera: str, relx: float, rely: float, **options: Any) -> None:
+        """Which object is under (relx, rely) of ``tick``'s frame: answered by ``on_pick``."""
+        with self._cv:
+            self._pick = (tick, camera, relx, rely, options)
             self._cv.notify()
 
     def close(self, timeout: float = 10.0) -> None:
@@ -129,16 +137,23 @@ class FrameThread:
             self.ready.set()
             while True:
                 with self._cv:
-                    while self._want is None and not self._stop:
+                    while self._want is None and self._pick is None and not self._stop:
                         self._cv.wait()
                     if self._stop:
                         return
                     want, self._want = self._want, None
-                assert want is not None
-                tick, camera, options = want
-                reached = cursor.seek(tick)
-                image = _render(cursor.world, camera, *self.size, **options)
-                self.on_frame(Frame(reached, camera, image))
+                    pick, self._pick = self._pick, None
+                if want is not None:
+                    tick, camera, options = want
+                    reached = cursor.seek(tick)
+                    image = _render(cursor.world, camera, *self.size, **options)
+                    self.on_frame(Frame(reached, camera, image))
+                if pick is not None and self.on_pick is not None:
+                    tick, camera, relx, rely, options = pick
+                    cursor.seek(tick)
+                    _render(cursor.world, camera, *self.size, **options)  # the scene picked in
+                    world: Any = cursor.world  # a physics world: only it renders and picks
+                    self.on_pick(world.pick(camera, relx, rely, *self.size, **options))
         except BaseException as err:  # reported on the GUI's side; the thread ends
             self.ready.set()
             self.on_error(err)

@@ -136,9 +136,21 @@ def test_mujoco_view_follows_the_playhead(
     view.camera.setCurrentText(other)
     qtbot.waitUntil(lambda: view.frame is not None and view.frame.camera == other, timeout=30_000)
     assert view.frame.tick == target
+    # a click on the picture selects the object under it, and the inspector shows its row
+    canvas = view.canvas
+    r = canvas.picture_rect()
+    for fx, fy in ((0.5, 0.6), (0.45, 0.55), (0.55, 0.65), (0.5, 0.7), (0.4, 0.6)):
+        view.status.setText("")
+        at = QPoint(r.x() + int(fx * r.width()), r.y() + int(fy * r.height()))
+        QTest.mouseClick(canvas, Qt.MouseButton.LeftButton, pos=at)
+        qtbot.waitUntil(lambda: "select" in view.status.text(), timeout=10_000)
+        if view.selected is not None:
+            break
+    assert view.selected is not None, view.status.text()
+    current = ws.inspector.currentItem()
+    assert current is not None and current.text(0) == view.selected
     # drag on the picture: the free camera orbits; the wheel zooms; labels on
     before = view.frame.image.copy()
-    canvas = view.canvas
     QTest.mousePress(canvas, Qt.MouseButton.LeftButton, pos=QPoint(100, 100))
     QTest.mouseMove(canvas, QPoint(160, 120))
     QTest.mouseRelease(canvas, Qt.MouseButton.LeftButton, pos=QPoint(160, 120))

@@ -80,6 +80,7 @@ class EpisodeWorkspace(QObject):
         self.scene3d = Scene3D()
         self.live = LivePanel()
         self.live.world_view = self.world
+        self.world.picked.connect(self.select_object)
         self.live.updated.connect(self.follow_live)
         self.title = QLabel("Open an episode from the Episodes list (double-click).")
         self.title.setWordWrap(True)
@@ -257,6 +258,16 @@ class EpisodeWorkspace(QObject):
     def _imported(self, episode_id: str) -> None:
         self.browser.show_project(self.project)
         self.open(episode_id)
+
+    def select_object(self, obj: str | None) -> None:
+        """An object clicked in the MuJoCo view: its row in the state inspector."""
+        if obj is None:
+            return
+        row = self.inspector.find_row(obj)
+        if row is not None:
+            self.tabs.setCurrentWidget(self.inspector)
+            self.inspector.setCurrentItem(row)
+            row.setExpanded(True)
 
     def fork_here(self) -> None:
         """Fork the open episode at the playhead into a live episode (see LivePanel)."""

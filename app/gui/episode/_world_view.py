@@ -34,16 +34,19 @@ class _Canvas(QWidget):
 
     dragged = Signal(float, float, bool)  # dx, dy in pixels; True when panning
     zoomed = Signal(float)  # a factor on the distance
+    clicked = Signal(float, float)  # where, as a fraction of the picture (MuJoCo's: from bottom)
 
     def __init__(self) -> None:
         super().__init__()
         self.image: QImage | None = None
         self.setMinimumSize(240, 180)
         self._last: QPoint | None = None
+        self._moved = 0
         self.setToolTip("Drag to orbit (right-drag to pan), wheel to zoom: the free camera")
 
     def mousePressEvent(self, event: QMouseEvent) -> None:
         self._last = event.position().toPoint()
+        self._moved = 0
 
     def mouseMoveEvent(self, event: QMouseEvent) -> None:
         if self._last is None:
@@ -51,11 +54,27 @@ class _Canvas(QWidget):
         pos = event.position().toPoint()
         d = pos - self._last
         self._last = pos
+        self._moved += abs(d.x()) + abs(d.y())
         pan = bool(event.buttons() & (Qt.MouseButton.RightButton | Qt.MouseButton.MiddleButton))
         self.dragged.emit(float(d.x()), float(d.y()), pan)
 
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        if self._last is not None and self._moved < 3 and self.image is not None:
+            r = self.picture_rect()
+            p = event.position()
+            if r.contains(p.toPoint()):
+                relx = (p.x() - r.x()) / r.width()
+                rely = 1.0 - (p.y() - r.y()) / r.height()
+                self.clicked.emit(relx, rely)
         self._last = None
+
+    def picture_rect(self) -> QRect:
+        """Where the frame is drawn (scaled to fit, centred)."""
+        if self.image is None:
+            return QRect()
+        size = self.image.size().scaled(self.size(), Qt.AspectRatioMode.KeepAspectRatio)
+        x, y = (self.width() - size.width()) // 2, (self.height() - size.height()) // 2
+        return QRect(x, y, size.width(), size.height())
 
     def wheelEvent(self, event: QWheelEvent) -> None:
         self.zoomed.emit(0.9 if event.angleDelta().y() > 0 else 1.1)
@@ -64,9 +83,7 @@ class _Canvas(QWidget):
         p = QPainter(self)
         p.fillRect(self.rect(), Qt.GlobalColor.black)
         if self.image is not None:
-            size = self.image.size().scaled(self.size(), Qt.AspectRatioMode.KeepAspectRatio)
-            x, y = (self.width() - size.width()) // 2, (self.height() - size.height()) // 2
-            p.drawImage(QRect(x, y, size.width(), size.height()), self.image)
+            p.drawImage(self.picture_rect(), self.image)
         p.end()
 
 
@@ -75,6 +92,7 @@ class WorldView(QWidget):
 
     frame_arrived = Signal(object)  # a Frame, from the render thread (queued to this thread)
     failed = Signal(object)
+    picked = Signal(object)  # the object id clicked in the picture, or None
 
     def __init__(self) -> None:
         super().__init__()
@@ -92,6 +110,9 @@ class WorldView(QWidget):
         self.canvas = _Canvas()
         self.canvas.dragged.connect(self._drag)
         self.canvas.zoomed.connect(self._zoom)
+        self.canvas.clicked.connect(self._click)
+        self.selected: str | None = None
+        self.picked.connect(self._picked)
         top = QHBoxLayout()
         top.addWidget(QLabel("camera"))
         top.addWidget(self.camera)
@@ -118,7 +139,8 @@ class WorldView(QWidget):
             self.camera.clear()
             return
         self.status.setText("preparing the world…")
-        self.frames = FrameThread(root, episode.id, self.frame_arrived.emit, self.failed.emit)
+        self.frames = FrameThread(root, episode.id, self.frame_arrived.emit, self.failed.emit,
+                                  on_pick=self.picked.emit)  # fmt: skip
         self.frames.ready.wait(60)
         self.camera.blockSignals(True)
         self.camera.clear()
@@ -163,6 +185,18 @@ class WorldView(QWidget):
             self.free.pan(-dx * 0.002, dy * 0.002) if pan else self.free.orbit(-dx * 0.4, -dy * 0.4)
         )
         self.show_tick(self.tick)
+
+    def _click(self, relx: float, rely: float) -> None:
+        frames = self.frames
+        if isinstance(frames, FrameThread) and self.camera.currentText():
+            options: dict[str, object] = {}
+            if self.camera.currentText() == FREE:
+                options["free"] = self.free
+            frames.pick(self.tick, self.camera.currentText(), relx, rely, **options)
+
+    def _picked(self, obj: str | None) -> None:
+        self.selected = obj
+        self.status.setText(f"selected: {obj}" if obj else "nothing selectable there")
 
     def _zoom(self, factor: float) -> None:
         if self.camera.currentText() == FREE:
