@@ -10,7 +10,7 @@ from sim.review._bundle import BundleFormatError, import_bundle, read_bundle
 from sim.review._camera import FreeCamera
 from sim.review._fork import first_divergence, fork_build
 from sim.review._live import Build, LiveRun
-from sim.review._timeline import TRACKS, EpisodeTimeline, Item, load_timeline
+from sim.review._timeline import TRACKS, EpisodeTimeline, Item, diverges_at, load_timeline
 from sim.review._worlds import Frame, FrameThread, LiveFrames, WorldCursor
 
 __all__ = [
@@ -30,6 +30,7 @@ __all__ = [
     "WorldCursor",
     "apply_diff",
     "changed",
+    "diverges_at",
     "first_divergence",
     "fork_build",
     "import_bundle",

@@ -338,3 +338,32 @@ def test_live_physics_shows_the_running_world(
     assert view.isVisible() and "live" in view.status.text()
     panel.stop()
     assert panel.frames is None and view.frames is None
+
+
+def test_compare_any_two_episodes_on_one_playhead(
+    make_window: Callable[[Path], MainWindow], tmp_path: Path, qtbot: QtBot
+) -> None:
+    root = tmp_path / "cmp"
+    with Project.create(root) as p:
+        a = run_interactive(bound=open_scenario("cook-patty"), persona=PROFILES["novice"],
+                            project=p).episode_id  # fmt: skip
+        b = run_interactive(bound=open_scenario("cook-patty"), persona=PROFILES["expert"],
+                            project=p).episode_id  # fmt: skip
+        ha, hb = p.episodes.hashes(str(a)), p.episodes.hashes(str(b))
+    assert a is not None and b is not None
+    first = next(t for t, (x, y) in enumerate(zip(ha, hb, strict=False)) if x != y)
+    w = make_window(root)
+    w.set_workspace("episode")
+    ws = w.episode
+    ws.open(a)
+    qtbot.waitUntil(lambda: ws.timeline is not None and ws.timeline.episode.id == a)
+    browser = ws.browser
+    row = next(r for r in range(browser.table.rowCount())
+               if browser.table.item(r, 0).text() == b[:8])  # fmt: skip
+    browser.table.setCurrentCell(row, 0)
+    QTest.mouseClick(browser.compare_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: ws.compared is not None)
+    assert ws.compared == (b, first)  # the same layout and seed: they part when behaviour does
+    assert ws.parent_view.isVisible()
+    ws.seek(first)
+    assert ws.parent_view.playhead.value() == ws.view.playhead.value() == first

@@ -24,6 +24,7 @@ COLUMNS = ("episode", "scenario", "agent", "mode", "status", "success", "ticks",
 class EpisodeBrowser(QWidget):
     open_episode = Signal(str)
     import_requested = Signal()
+    compare_requested = Signal(str)  # the selected episode, to show under the open one
 
     def __init__(self) -> None:
         super().__init__()
@@ -46,8 +47,15 @@ class EpisodeBrowser(QWidget):
             "docs/episode-bundle.md)"
         )
         self.import_button.clicked.connect(self.import_requested.emit)
+        self.compare_button = QPushButton("Compare")
+        self.compare_button.setToolTip(
+            "Show the selected episode under the open one, on the same playhead, with the first "
+            "tick their worlds differ"
+        )
+        self.compare_button.clicked.connect(self._compare)
         top = QHBoxLayout()
         top.addWidget(self.filter, 1)
+        top.addWidget(self.compare_button)
         top.addWidget(self.import_button)
         lay.addLayout(top)
         lay.addWidget(self.table, 1)
@@ -86,6 +94,11 @@ class EpisodeBrowser(QWidget):
             cells = (self.table.item(r, c) for c in range(len(COLUMNS)))
             row = " ".join(c.text().lower() for c in cells if c is not None)
             self.table.setRowHidden(r, not all(w in row for w in words))
+
+    def _compare(self) -> None:
+        item = self.table.currentItem()
+        if item is not None:
+            self.compare_requested.emit(str(item.data(Qt.ItemDataRole.UserRole)))
 
     def _activated(self, item: QTableWidgetItem) -> None:
         self.open_episode.emit(str(item.data(Qt.ItemDataRole.UserRole)))

@@ -43,6 +43,15 @@ def read_live(root: Path, episode_id: str) -> EpisodeTimeline | None:
         return load_timeline(project, episode_id)
 
 
+def read_comparison(root: Path, a: str, b: str) -> tuple[EpisodeTimeline, int | None]:
+    """Episode ``b``'s timeline and the first tick its world and ``a``'s differ."""
+    from sim.review import diverges_at
+
+    with Project.open(root) as project:
+        other = load_timeline(project, b, with_parent=False)
+        return other, diverges_at(project.episodes.ticks(a), other.graphs.rows)
+
+
 def import_into(root: Path, folder: Path) -> str:
     from sim.review import import_bundle
 
@@ -67,9 +76,11 @@ class EpisodeWorkspace(QObject):
         self.project: Project | None = None
         self.timeline: EpisodeTimeline | None = None
         self.tick = 0
+        self.compared: tuple[str, int | None] | None = None
         self.browser = EpisodeBrowser()
         self.browser.open_episode.connect(self.open)
         self.browser.import_requested.connect(self._import_dialog)
+        self.browser.compare_requested.connect(self.compare_with)
         self.view = TimelineView()
         self.transcript = Transcript()
         self.inspector = Inspector()
@@ -258,6 +269,32 @@ class EpisodeWorkspace(QObject):
     def _imported(self, episode_id: str) -> None:
         self.browser.show_project(self.project)
         self.open(episode_id)
+
+    def compare_with(self, other_id: str) -> None:
+        """Another episode under the open one, on the same playhead, and where they part."""
+        tl = self.timeline
+        if tl is None or self.project is None or other_id == tl.episode.id:
+            return
+        self.bridge.submit(
+            "episode-compare", read_comparison, self.project.root, tl.episode.id, other_id,
+            on_done=self._show_comparison, on_error=self._failed,
+        )  # fmt: skip
+
+    def _show_comparison(self, got: tuple[EpisodeTimeline, int | None]) -> None:
+        other, parts = got
+        tl = self.timeline
+        if tl is None:
+            return
+        ticks = max(tl.ticks, other.ticks)
+        self.parent_view.show_items(other.tracks, other.items, ticks)
+        self.parent_view.mark_divergence(parts)
+        self.view.mark_divergence(parts)
+        where = f"their worlds differ from tick {parts}" if parts is not None else "identical"
+        o = other.episode
+        self.parent_view.setTitle(f"compared with {o.id[:8]} ({o.scenario}, {o.agent}): {where}")
+        self.parent_view.show()
+        self.parent_view.set_playhead(self.tick)
+        self.compared = (other.episode.id, parts)
 
     def select_object(self, obj: str | None) -> None:
         """An object clicked in the MuJoCo view: its row in the state inspector."""
