@@ -11,6 +11,7 @@ from sim.review._camera import FreeCamera
 from sim.review._fork import first_divergence, fork_build
 from sim.review._live import Build, LiveRun
 from sim.review._timeline import TRACKS, EpisodeTimeline, Item, diverges_at, load_timeline
+from sim.review._videos import VideoFrames
 from sim.review._worlds import Frame, FrameThread, LiveFrames, WorldCursor
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "LiveFrames",
     "LiveRun",
     "Mismatch",
+    "VideoFrames",
     "WorldCursor",
     "apply_diff",
     "changed",

@@ -234,7 +234,20 @@ def import_bundle(project: Project, root: Path) -> str:
         metrics = {} if m.success is None else {"success": float(m.success)}
         project.episodes.finish(eid, status=m.status, ticks=m.ticks, t_ref=None,
                                 conditions=conditions, metrics=metrics)  # fmt: skip
+        for v in m.videos:  # into media/ by sha256, in the same transaction
+            _add_video(project, eid, root / v.file, v.camera)
     return eid
+
+
+def _add_video(project: Project, episode_id: str, path: Path, camera: str) -> None:
+    from storage.media import MediaError, index_video
+
+    try:
+        index = index_video(path)
+    except MediaError as err:
+        raise BundleFormatError(f"{path}: not a readable video ({err})") from None
+    project.episodes.add_video(episode_id, path, camera=camera, fps=index.fps,
+                               frames=index.frame_count)  # fmt: skip
 
 
 def _events(lines: list[Ev]) -> list[EventRecord]:

@@ -40,8 +40,8 @@ from storage import (
 )
 
 TRACKS = (
-    "actions", "rejections", "user", "assistant", "replies", "events", "windows", "contract",
-    "belief", "anomalies",
+    "video", "actions", "rejections", "user", "assistant", "replies", "events", "windows",
+    "contract", "belief", "anomalies",
 )  # fmt: skip
 
 
@@ -201,6 +201,14 @@ def load_timeline(
             if c.witness_tick is not None:
                 items.append(Item("contract", c.witness_tick, c.witness_tick, f"true: {c.text}",
                                   "true", k))  # fmt: skip
+    offsets = {str(v.get("camera")): float(v.get("offset_s", 0.0))
+               for v in ep.config.get("videos", []) if isinstance(v, dict)}  # fmt: skip
+    for k, art in enumerate(eps.artifacts(ep.id)):
+        if art.kind == "video" and art.fps > 0:
+            start = round(offsets.get(art.camera, 0.0) / ep.delta)
+            length = round(art.frames / art.fps / ep.delta)
+            items.append(Item("video", start, start + length,
+                              f"{art.camera} video: {art.frames} frames", "video", k))  # fmt: skip
     for k, an in enumerate(eps.anomalies(ep.id)):
         items.append(Item("anomalies", an.tick, an.tick, f"{an.kind} {an.obj}", an.kind, k))
     beliefs = [(bt, SceneGraph.from_json(json.loads(g))) for bt, g in eps.beliefs(ep.id)]

@@ -367,3 +367,42 @@ def test_compare_any_two_episodes_on_one_playhead(
     assert ws.parent_view.isVisible()
     ws.seek(first)
     assert ws.parent_view.playhead.value() == ws.view.playhead.value() == first
+
+
+def test_a_bundles_video_plays_at_the_playhead(
+    make_window: Callable[[Path], MainWindow], tmp_path: Path, qtbot: QtBot
+) -> None:
+    import json
+    import subprocess
+
+    import numpy as np
+
+    from sim.review import import_bundle
+    from storage.media import FrameSource, index_video
+    from tests.sim.review.bundle_harness import write_bundle
+
+    bundle = write_bundle(tmp_path / "b")
+    (bundle / "videos").mkdir()
+    clip = bundle / "videos" / "head.mp4"
+    subprocess.run(["ffmpeg", "-loglevel", "error", "-f", "lavfi", "-i",
+                    "testsrc=size=160x120:rate=10", "-t", "3", "-pix_fmt", "yuv420p", str(clip)],
+                   check=True)  # fmt: skip
+    meta = json.loads((bundle / "episode.json").read_text())
+    meta["videos"] = [{"file": "videos/head.mp4", "camera": "head", "offset_s": 1.0}]
+    (bundle / "episode.json").write_text(json.dumps(meta))
+    root = tmp_path / "p"
+    with Project.create(root) as p:
+        eid = import_bundle(p, bundle)
+    w = make_window(root)
+    w.set_workspace("episode")
+    ws = w.episode
+    ws.open(eid)
+    qtbot.waitUntil(lambda: ws.timeline is not None and ws.timeline.episode.id == eid)
+    (video,) = ws.timeline.on("video")
+    assert (video.start, video.end) == (10, 40)  # 1 s in, 3 s long, at 0.1 s a tick
+    view = ws.world
+    assert view.isVisible() and view.camera.currentText() == "head"
+    ws.seek(25)  # 2.5 s of episode time is 1.5 s into the video: its frame 15
+    qtbot.waitUntil(lambda: view.frame is not None and view.frame.tick == 25, timeout=20_000)
+    expect = FrameSource(clip, index_video(clip), store_path=None).frame(15)[..., :3]
+    assert np.array_equal(view.frame.image, expect)

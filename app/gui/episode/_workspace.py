@@ -188,11 +188,12 @@ class EpisodeWorkspace(QObject):
         self.timeline = tl
         ep = tl.episode
         # the MuJoCo view is for physics: a symbolic or imported episode gives its room away
-        self.world.setVisible(ep.mode.value == "physics")
+        has_video = bool(tl.on("video"))
+        self.world.setVisible(ep.mode.value == "physics" or has_video)
         if live:
             self.world.live(ep, self.live.frames)
         elif self.project is not None:
-            self.world.open(self.project.root, ep)
+            self.world.open(self.project.root, ep, has_video=has_video)
         ok = {1.0: "succeeded", 0.0: "failed"}.get(
             self.project.episodes.metrics(ep.id).get("success", -1.0) if self.project else -1.0,
             "",

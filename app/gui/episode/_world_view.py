@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from sim.review import Frame, FrameThread, FreeCamera, LiveFrames
+from sim.review import Frame, FrameThread, FreeCamera, LiveFrames, VideoFrames
 from storage import EpisodeRecord
 
 CAMERA = "front"
@@ -123,18 +123,28 @@ class WorldView(QWidget):
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addLayout(top)
         lay.addWidget(self.canvas, 1)
-        self.frames: FrameThread | LiveFrames | None = None
+        self.frames: FrameThread | LiveFrames | VideoFrames | None = None
         self.frame: Frame | None = None
         self._array: object = None  # keeps the pixels the QImage wraps alive
         self.frame_arrived.connect(self._show)
         self.failed.connect(self._failed)
 
-    def open(self, root: Path, episode: EpisodeRecord) -> None:
+    def open(self, root: Path, episode: EpisodeRecord, *, has_video: bool = False) -> None:
         self.close_episode()
         self.frame = None
         self.canvas.image = None
         self.canvas.update()
         if episode.mode.value != "physics":
+            if has_video:  # an imported episode's own videos, at the playhead
+                self.frames = VideoFrames(root, episode.id, self.frame_arrived.emit,
+                                          self.failed.emit)  # fmt: skip
+                self.frames.ready.wait(60)
+                self.camera.blockSignals(True)
+                self.camera.clear()
+                self.camera.addItems(self.frames.cameras)
+                self.camera.blockSignals(False)
+                self.status.setText("recorded video at the playhead")
+                return
             self.status.setText("symbolic episode: no physics to render")
             self.camera.clear()
             return
