@@ -59,7 +59,7 @@ def run(
     """Run SCENARIO with a simulated user and an assistant, and record the episode."""
     import judge  # noqa: F401  (registers the model-backed participants)
     from sim.episode import open_scenario
-    from sim.interact import load_schedule, run_interactive
+    from sim.interact import known_ids, load_schedule, run_interactive
     from sim.users import PROFILES, parse_persona
     from storage import Project
 
@@ -89,7 +89,7 @@ def run(
 
             world = make_world(bound, "symbolic")
             try:
-                ids = set(world.reset(bound.scenario.seed if seed is None else seed).nodes)
+                ids = known_ids(world, bound.scenario.seed if seed is None else seed)
             finally:
                 world.close()
             sched = load_schedule(schedule, bound, ids)

@@ -29,7 +29,7 @@ from sim.batch._manifest import (
     parse_manifest,
     plan_cells,
 )
-from sim.episode import EpisodeRunner, RunState, open_scenario
+from sim.episode import EpisodeRunner, open_scenario
 from sim.interact import build_interactive, store_episode_metrics
 from storage import (
     DEFAULT_MAX_ATTEMPTS,
@@ -113,10 +113,6 @@ def queue_batch(
     return batch_id, job_ids
 
 
-def _finished(runner: EpisodeRunner) -> bool:
-    return runner.state is RunState.FINISHED
-
-
 def _payload(payload: Mapping[str, Any]) -> tuple[str, int, int]:
     batch_id, cell, run = payload.get("batch_id"), payload.get("cell"), payload.get("run")
     if not isinstance(batch_id, str) or not batch_id:
@@ -147,7 +143,9 @@ def _run(ctx: JobContext, project: Project, batch_id: str, cell: int, run: int) 
     if planned.episode_id is not None:  # an earlier attempt stored it: nothing more to do
         stored = planned.episode_id
         return JobOutcome(write=lambda _p: f"sim_episodes:{stored}")
-    manifest = parse_manifest(batch.manifest, source=f"batch {batch.id[:8]} manifest")
+    # checked whole when queued; re-checking would rebuild every scenario's world per job
+    manifest = parse_manifest(batch.manifest, source=f"batch {batch.id[:8]} manifest",
+                              check_scenarios=False)  # fmt: skip
     agent = manifest.agent(planned.assistant)
     if agent is not None:
         return _run_agent(ctx, project, batch.id, planned, manifest, agent)
@@ -167,20 +165,13 @@ def _run(ctx: JobContext, project: Project, batch_id: str, cell: int, run: int) 
     )
     runner, sink = ep.runner, ep.sink
     assert sink is not None
-    budget = max(1, runner.budgets.max_ticks)
+    runner.sinks.insert(0, _JobSink(ctx))
     try:
-        runner.start()
-        while not _finished(runner):
-            if ctx.cancelled():
-                raise JobError(f"{EPISODE_KIND}: cancelled")
-            for _ in range(PROGRESS_EVERY):
-                runner.step()
-                if _finished(runner):
-                    break
-            ctx.progress(min(runner.tick / budget, 0.99), f"tick {runner.tick}")
+        runner.run()
     finally:
         runner.world.close()
-
+    if ctx.cancelled():
+        raise JobError(f"{EPISODE_KIND}: cancelled")
     return _outcome(batch.id, cell, run, sink.commit)
 
 

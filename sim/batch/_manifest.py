@@ -40,7 +40,7 @@ from pydantic import (
 )
 
 from annotation import UserError
-from sim.episode import MODES, AgentFactory, open_scenario
+from sim.episode import AgentFactory, open_scenario
 from sim.interact import ASSISTANTS, USERS
 from sim.users import PROFILES, Persona, PersonaError, parse_persona
 from storage import BatchCellRecord, Project
@@ -145,8 +145,13 @@ def _participant(value: Any) -> Any:
     return {"name": value, "kind": value} if isinstance(value, str) else value
 
 
-def parse_manifest(data: Any, *, source: str = "<manifest>") -> Manifest:
-    """A checked manifest (see the module docstring); errors name ``source`` and the field."""
+def parse_manifest(
+    data: Any, *, source: str = "<manifest>", check_scenarios: bool = True
+) -> Manifest:
+    """A checked manifest (see the module docstring); errors name ``source`` and the field.
+
+    ``check_scenarios`` opens every scenario and its schedule (a world each): what queueing
+    does; a job reading back the plan it was queued from skips it."""
     if not isinstance(data, Mapping):
         raise ManifestError(f"{source}: expected an object with format {FORMAT!r}")
     if data.get("format") != FORMAT:
@@ -159,7 +164,9 @@ def parse_manifest(data: Any, *, source: str = "<manifest>") -> Manifest:
         msg = str(err["msg"]).replace("Value error, ", "")
         raise ManifestError(f"{source}: {where}: {msg}") from None
     _check_names(m, source)
-    _check_known(m, source)
+    _check_kinds(m, source)
+    if check_scenarios:
+        _check_scenarios(m, source)
     return m
 
 
@@ -189,12 +196,8 @@ def _check_names(m: Manifest, source: str) -> None:
         raise ManifestError(f"{source}: plans {total} episodes; at most {MAX_EPISODES} per batch")
 
 
-def _check_known(m: Manifest, source: str) -> None:
-    """Scenario files, their schedules and participant kinds, before anything is queued."""
-    from sim.episode import make_world
-    from sim.interact import default_schedule
-
-    assert m.mode in MODES
+def _check_kinds(m: Manifest, source: str) -> None:
+    """Participant and agent kinds: registered ones only."""
     for k, a in enumerate(m.assistants):
         if a.kind not in ASSISTANTS:
             raise ManifestError(
@@ -212,12 +215,19 @@ def _check_known(m: Manifest, source: str) -> None:
             f"{source}: user.kind: no simulated user {m.user.kind!r} (known: "
             f"{', '.join(sorted(USERS))})"
         )
+
+
+def _check_scenarios(m: Manifest, source: str) -> None:
+    """Scenario files and their event schedules, before anything is queued."""
+    from sim.episode import make_world
+    from sim.interact import default_schedule, known_ids
+
     for k, name in enumerate(m.scenarios):
         try:
             bound = open_scenario(name)
             world = make_world(bound, "symbolic")
             try:  # the objects this layout places: what the schedule may name
-                default_schedule(bound, set(world.reset(bound.scenario.seed).nodes))
+                default_schedule(bound, known_ids(world, bound.scenario.seed))
             finally:
                 world.close()
         except UserError as err:
