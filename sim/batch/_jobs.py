@@ -29,7 +29,7 @@ from sim.batch._manifest import (
     parse_manifest,
     plan_cells,
 )
-from sim.episode import EpisodeRunner, open_scenario
+from sim.episode import BaseSink, EpisodeRunner, open_scenario
 from sim.interact import build_interactive, store_episode_metrics
 from storage import (
     DEFAULT_MAX_ATTEMPTS,
@@ -186,14 +186,11 @@ def _outcome(batch_id: str, cell: int, run: int, commit: Callable[[Project], str
     return JobOutcome(write=write)
 
 
-class _JobSink:
+class _JobSink(BaseSink):
     """Progress every :data:`PROGRESS_EVERY` ticks; a cancelled job cancels its episode."""
 
     def __init__(self, ctx: JobContext) -> None:
         self.ctx = ctx
-
-    def start(self, runner: EpisodeRunner) -> None:
-        pass
 
     def record(self, runner: EpisodeRunner, *_trace: Any) -> None:
         if runner.tick % PROGRESS_EVERY == 0:
@@ -201,9 +198,6 @@ class _JobSink:
                 runner.cancel()
             budget = max(1, runner.budgets.max_ticks)
             self.ctx.progress(min(runner.tick / budget, 0.99), f"tick {runner.tick}")
-
-    def finish(self, runner: EpisodeRunner, result: Any) -> None:
-        pass
 
 
 def _run_agent(

@@ -20,7 +20,7 @@ from sim.episode._build import (
 from sim.episode._demo import write_sim_cases
 from sim.episode._exchange_log import ExchangeLog
 from sim.episode._graphs import GraphCursor, accepted_events, apply_diff, changed
-from sim.episode._runner import EpisodeRunner, RunState, Sink
+from sim.episode._runner import BaseSink, EpisodeRunner, RunState, Sink
 from sim.episode._sinks import SqliteSink, VideoSink
 from sim.episode._trace import (
     RUN_STATUSES,
@@ -39,6 +39,7 @@ __all__ = [
     "Agent",
     "AgentFactory",
     "AnomalyEntry",
+    "BaseSink",
     "Episode",
     "EpisodeResult",
     "EpisodeRunner",

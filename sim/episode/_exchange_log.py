@@ -9,15 +9,16 @@ which marks the episode finished.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from sim.episode._runner import BaseSink
 from storage import ExchangeRecord, Project
 
 if TYPE_CHECKING:
     from sim.episode._runner import EpisodeRunner
     from sim.episode._sinks import SqliteSink
-    from sim.episode._trace import ActionEntry, AnomalyEntry, EpisodeResult, TickEntry
+    from sim.episode._trace import EpisodeResult
 
 
 def _json(payload: Mapping[str, Any] | str) -> str:
@@ -26,7 +27,7 @@ def _json(payload: Mapping[str, Any] | str) -> str:
     return json.dumps(payload, ensure_ascii=False, sort_keys=True, default=str)
 
 
-class ExchangeLog:
+class ExchangeLog(BaseSink):
     """Collects exchanges; also usable as the external agent's ``record`` callback."""
 
     def __init__(self, db: SqliteSink | None) -> None:
@@ -64,18 +65,6 @@ class ExchangeLog:
             self._sent = None
 
     # -- sink ------------------------------------------------------------------------------
-    def start(self, runner: EpisodeRunner) -> None:
-        pass
-
-    def record(
-        self,
-        runner: EpisodeRunner,
-        tick: TickEntry,
-        actions: Sequence[ActionEntry],
-        anomalies: Sequence[AnomalyEntry],
-        snapshot: dict[str, Any] | None,
-    ) -> None:
-        pass
 
     def finish(self, runner: EpisodeRunner, result: EpisodeResult) -> None:
         if self._sent is not None:

@@ -55,6 +55,26 @@ class Sink(Protocol):
     def finish(self, runner: EpisodeRunner, result: EpisodeResult) -> None: ...
 
 
+class BaseSink:
+    """A sink that ignores what it is not interested in: override the step you need."""
+
+    def start(self, runner: EpisodeRunner) -> None:
+        pass
+
+    def record(
+        self,
+        runner: EpisodeRunner,
+        tick: TickEntry,
+        actions: Sequence[ActionEntry],
+        anomalies: Sequence[AnomalyEntry],
+        snapshot: dict[str, Any] | None,
+    ) -> None:
+        pass
+
+    def finish(self, runner: EpisodeRunner, result: EpisodeResult) -> None:
+        pass
+
+
 class EpisodeRunner:
     """Runs one scenario in one world with one agent; see the module docstring."""
 
