@@ -27,12 +27,14 @@ class LiveRun:
     def __init__(
         self, root: Path, build: Build, *, on_error: Callable[[BaseException], None] | None = None,
         on_tick: Callable[[EpisodeRunner], None] | None = None,
+        on_ready: Callable[[], None] | None = None,
     ) -> None:  # fmt: skip
         """``on_tick(runner)`` runs on the live thread after every tick: keep it cheap (the
         MuJoCo view publishes a snapshot every few ticks and renders on a thread of its own)."""
         self.root, self.build = root, build
         self.on_error = on_error
         self.on_tick = on_tick
+        self.on_ready = on_ready  # called on the live thread once the episode is built
         self.runner: EpisodeRunner | None = None
         self.extra: Any = None
         self.ready = threading.Event()
@@ -103,6 +105,8 @@ class LiveRun:
                     self.runner, self.extra = self.build(project)
                     self.runner.start()
                     self.ready.set()
+                    if self.on_ready is not None:
+                        self.on_ready()
                     self._loop()
                 finally:  # with the project still open: the trace is written whole
                     if self.runner is not None:

@@ -24,11 +24,13 @@ class VideoFrames:
     def __init__(
         self, root: Path, episode_id: str, on_frame: Callable[[Frame], None],
         on_error: Callable[[BaseException], None],
+        on_ready: Callable[[], None] | None = None,
     ) -> None:  # fmt: skip
         self.root, self.episode_id = root, episode_id
         self.on_frame, self.on_error = on_frame, on_error
         self.cameras: list[str] = []
         self.ready = threading.Event()
+        self.on_ready = on_ready  # called on this object's thread once its cameras are known
         self._want: tuple[int, str] | None = None
         self._stop = False
         self._cv = threading.Condition()
@@ -58,6 +60,8 @@ class VideoFrames:
                        for cam, p in paths.items()}  # fmt: skip
             self.cameras = sorted(sources)
             self.ready.set()
+            if self.on_ready is not None:
+                self.on_ready()
             while True:
                 with self._cv:
                     while self._want is None and not self._stop:

@@ -95,6 +95,7 @@ class FrameThread:
         episode_id: str,
         on_frame: Callable[[Frame], None],
         on_error: Callable[[BaseException], None],
+        on_ready: Callable[[], None] | None = None,
         size: tuple[int, int] = (640, 480),
         on_pick: Callable[[str | None], None] | None = None,
     ) -> None:
@@ -103,6 +104,7 @@ class FrameThread:
         self._pick: tuple[int, str, float, float, dict[str, Any]] | None = None
         self.cameras: list[str] = []
         self.ready = threading.Event()
+        self.on_ready = on_ready  # called on this object's thread once its cameras are known
         self._want: tuple[int, str, dict[str, Any]] | None = None
         self._cv = threading.Condition()
         self._stop = False
@@ -135,6 +137,8 @@ class FrameThread:
                 cursor = WorldCursor(project, self.episode_id)
             self.cameras = list(getattr(cursor.world, "cameras", ()))
             self.ready.set()
+            if self.on_ready is not None:
+                self.on_ready()
             while True:
                 with self._cv:
                     while self._want is None and self._pick is None and not self._stop:
@@ -180,11 +184,13 @@ class LiveFrames:
         make: Callable[[], Any],
         on_frame: Callable[[Frame], None],
         on_error: Callable[[BaseException], None],
+        on_ready: Callable[[], None] | None = None,
         size: tuple[int, int] = (640, 480),
     ) -> None:
         self.make, self.on_frame, self.on_error, self.size = make, on_frame, on_error, size
         self.cameras: list[str] = []
         self.ready = threading.Event()
+        self.on_ready = on_ready  # called on this object's thread once its cameras are known
         self._snap: tuple[int, dict[str, Any]] | None = None
         self._view: tuple[str, dict[str, Any]] | None = None
         self._dirty = False
@@ -215,6 +221,8 @@ class LiveFrames:
             world = self.make()
             self.cameras = list(getattr(world, "cameras", ()))
             self.ready.set()
+            if self.on_ready is not None:
+                self.on_ready()
             while True:
                 with self._cv:
                     while not (self._stop or (self._dirty and self._snap and self._view)):

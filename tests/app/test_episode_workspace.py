@@ -184,7 +184,7 @@ def test_live_episode_with_the_user_seat(
     panel.scenario.setCurrentText("cook-patty")
     panel.seat.setChecked(True)
     QTest.mouseClick(panel.start_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: panel.live is not None and panel.live.ready.is_set())
+    qtbot.waitUntil(lambda: panel.play_button.isEnabled())  # built off the GUI thread
     assert panel.say.isEnabled() and panel.human is not None
     QTest.mouseClick(panel.step_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: panel.live.tick == 1)
@@ -326,7 +326,7 @@ def test_live_physics_shows_the_running_world(
     panel.scenario.setCurrentText("stack-two")
     panel.mode.setCurrentText("physics")
     QTest.mouseClick(panel.start_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: panel.live is not None and panel.live.ready.is_set(), timeout=30_000)
+    qtbot.waitUntil(lambda: panel.play_button.isEnabled(), timeout=30_000)
     assert panel.frames is not None
     panel.speed.setValue(2.0)  # paced: the frames must follow a world that is still moving
     QTest.mouseClick(panel.play_button, Qt.MouseButton.LeftButton)
@@ -401,6 +401,7 @@ def test_a_bundles_video_plays_at_the_playhead(
     (video,) = ws.timeline.on("video")
     assert (video.start, video.end) == (10, 40)  # 1 s in, 3 s long, at 0.1 s a tick
     view = ws.world
+    qtbot.waitUntil(lambda: view.camera.count() > 0)  # the videos are opened off the GUI thread
     assert view.isVisible() and view.camera.currentText() == "head"
     ws.seek(25)  # 2.5 s of episode time is 1.5 s into the video: its frame 15
     qtbot.waitUntil(lambda: view.frame is not None and view.frame.tick == 25, timeout=20_000)

@@ -45,12 +45,16 @@ class LivePanel(QWidget):
 
     updated = Signal(str, int)
     failed = Signal(object)
+    ready = Signal()  # from the live thread: the episode is built
 
     def __init__(self) -> None:
         super().__init__()
         self.root: Path | None = None
         self.live: LiveRun | None = None
         self._seat_at: int | None = None  # a fork's tick, where the person takes the seat
+        self._run_to_at_start: int | None = None
+        self.ready.connect(self._started)
+        self.failed.connect(self._start_failed)
         self.world_view: WorldView | None = None  # set by the workspace: where live frames go
         self.frames: LiveFrames | None = None
         self.scenario = QComboBox()
@@ -146,15 +150,11 @@ class LivePanel(QWidget):
         if self.root is None:
             return
         self.stop()
-        self.live = LiveRun(self.root, build, on_error=self.failed.emit)
-        self.live.ready.wait(60)
-        if self.live.error is not None:
-            self.status.setText(f"could not fork: {self.live.error}")
-            return
         self._seat_at = tick if take_seat else None
-        self.live.run_to(tick)
-        self._controls(True)
-        self.timer.start()
+        self._run_to_at_start = tick
+        self.live = LiveRun(self.root, build, on_error=self.failed.emit,
+                            on_ready=self.ready.emit)  # fmt: skip
+        self.status.setText(f"re-running to tick {tick}…")
 
     def start(self) -> None:
         if self.root is None:
@@ -174,22 +174,31 @@ class LivePanel(QWidget):
         if mode == "physics" and self.world_view is not None:  # watch the arm as it runs
             view = self.world_view
             frames = LiveFrames(lambda: make_world(bound, "physics"), view.frame_arrived.emit,
-                                view.failed.emit)  # fmt: skip
+                                view.failed.emit, on_ready=view.frames_ready.emit)  # fmt: skip
             self.frames = frames
 
             def on_tick(runner: EpisodeRunner) -> None:
                 if runner.tick % LIVE_FRAME_EVERY == 0:
                     frames.publish(runner.tick, runner.world.snapshot())
 
-        self.live = LiveRun(self.root, build, on_error=self.failed.emit, on_tick=on_tick)
-        self.live.ready.wait(60)
-        if self.live.error is not None:
-            self.status.setText(f"could not start: {self.live.error}")
+        self._run_to_at_start = None
+        self.live = LiveRun(self.root, build, on_error=self.failed.emit, on_tick=on_tick,
+                            on_ready=self.ready.emit)  # fmt: skip
+        self.status.setText(f"starting {bound.name}…")
+
+    def _started(self) -> None:
+        """The live thread has built the episode (it does that off the GUI thread)."""
+        if self.live is None:
             return
+        if self._run_to_at_start is not None:  # a fork: re-run to its tick, pause there
+            self.live.run_to(self._run_to_at_start)
+            self._run_to_at_start = None
         self._controls(True)
-        self.status.setText(f"live: {bound.name}, {persona.name}, {user} user · paused")
         self.timer.start()
         self._tick()
+
+    def _start_failed(self, err: object) -> None:
+        self.status.setText(f"could not start: {err}")
 
     def stop(self) -> None:
         self.timer.stop()

@@ -93,6 +93,7 @@ class WorldView(QWidget):
     frame_arrived = Signal(object)  # a Frame, from the render thread (queued to this thread)
     failed = Signal(object)
     picked = Signal(object)  # the object id clicked in the picture, or None
+    frames_ready = Signal()  # from a frame thread: its cameras are known
 
     def __init__(self) -> None:
         super().__init__()
@@ -127,55 +128,58 @@ class WorldView(QWidget):
         self.frame: Frame | None = None
         self._array: object = None  # keeps the pixels the QImage wraps alive
         self.frame_arrived.connect(self._show)
+        self.frames_ready.connect(self._adopt)
         self.failed.connect(self._failed)
 
     def open(self, root: Path, episode: EpisodeRecord, *, has_video: bool = False) -> None:
+        """Start the episode's frame thread; the cameras arrive when it is ready (the world is
+        built off the GUI thread)."""
         self.close_episode()
         self.frame = None
         self.canvas.image = None
         self.canvas.update()
-        if episode.mode.value != "physics":
-            if has_video:  # an imported episode's own videos, at the playhead
-                self.frames = VideoFrames(root, episode.id, self.frame_arrived.emit,
-                                          self.failed.emit)  # fmt: skip
-                self.frames.ready.wait(60)
-                self.camera.blockSignals(True)
-                self.camera.clear()
-                self.camera.addItems(self.frames.cameras)
-                self.camera.blockSignals(False)
-                self.status.setText("recorded video at the playhead")
-                return
+        self.camera.clear()
+        if episode.mode.value != "physics" and not has_video:
             self.status.setText("symbolic episode: no physics to render")
-            self.camera.clear()
             return
         self.status.setText("preparing the world…")
-        self.frames = FrameThread(root, episode.id, self.frame_arrived.emit, self.failed.emit,
-                                  on_pick=self.picked.emit)  # fmt: skip
-        self.frames.ready.wait(60)
-        self.camera.blockSignals(True)
-        self.camera.clear()
-        self.camera.addItems([*self.frames.cameras, FREE])
-        if CAMERA in self.frames.cameras:
-            self.camera.setCurrentText(CAMERA)
-        self.camera.blockSignals(False)
+        if episode.mode.value != "physics":  # an imported episode's own videos
+            self.frames = VideoFrames(root, episode.id, self.frame_arrived.emit, self.failed.emit,
+                                      on_ready=self.frames_ready.emit)  # fmt: skip
+        else:
+            self.frames = FrameThread(root, episode.id, self.frame_arrived.emit, self.failed.emit,
+                                      on_ready=self.frames_ready.emit,
+                                      on_pick=self.picked.emit)  # fmt: skip
+        self._adopt()
 
     def live(self, episode: EpisodeRecord, frames: LiveFrames | None) -> None:
         """A running episode: frames of the live world (published by its thread), if any."""
         if frames is not None and self.frames is frames:
             return
         self.close_episode()
+        self.camera.clear()
         if frames is None:
             self.status.setText(f"live {episode.mode.value} episode: nothing to render")
             return
-        frames.ready.wait(60)
         self.frames = frames
+        self._adopt()
+
+    def _adopt(self) -> None:
+        """The frame source is ready (now, or when its thread says so): offer its cameras."""
+        frames = self.frames
+        if frames is None or not frames.ready.is_set() or self.camera.count():
+            return
         self.camera.blockSignals(True)
-        self.camera.clear()
-        self.camera.addItems([*frames.cameras, FREE])
+        video = isinstance(frames, VideoFrames)
+        self.camera.addItems(frames.cameras if video else [*frames.cameras, FREE])
         if CAMERA in frames.cameras:
             self.camera.setCurrentText(CAMERA)
         self.camera.blockSignals(False)
-        self.status.setText("live: the newest frame of the running world")
+        live = isinstance(frames, LiveFrames)
+        self.status.setText("recorded video at the playhead" if video else
+                            "live: the newest frame of the running world" if live else
+                            "the world at the playhead")  # fmt: skip
+        self.show_tick(self.tick)
 
     def show_tick(self, tick: int) -> None:
         self.tick = tick
