@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -173,15 +174,10 @@ def read_bundle(root: Path) -> Bundle:
     if not states or min(s.tick for s in states) != 0:
         raise BundleFormatError(f"{stream}: the world's state at tick 0 is missing (a line "
                                 '{"tick": 0, "type": "state", …})')  # fmt: skip
-    ticks = [s.tick for s in states]
-    if len(set(ticks)) != len(ticks):
-        raise BundleFormatError(f"{stream}: two states for one tick ({_dup(ticks)})")
+    twice = [t for t, n in Counter(s.tick for s in states).items() if n > 1]
+    if twice:
+        raise BundleFormatError(f"{stream}: two states for one tick ({twice[0]})")
     return Bundle(root, meta, sorted(lines, key=lambda x: x.tick))
-
-
-def _dup(ticks: list[int]) -> int:
-    seen: set[int] = set()
-    return next(t for t in ticks if t in seen or seen.add(t))  # type: ignore[func-returns-value]
 
 
 def graph_json(state: State) -> str:
@@ -198,8 +194,9 @@ def import_bundle(project: Project, root: Path) -> str:
     b = read_bundle(root)
     m = b.meta
     states = list(b.of("state"))
-    ticks = [TickRecord(s.tick, hashlib.sha256(graph_json(s).encode()).hexdigest(),
-                        graph_json=graph_json(s)) for s in states]  # fmt: skip
+    texts = [graph_json(s) for s in states]
+    ticks = [TickRecord(s.tick, hashlib.sha256(t.encode()).hexdigest(), graph_json=t)
+             for s, t in zip(states, texts, strict=True)]  # fmt: skip
     actions: list[ActionRecord] = []
     for x in b.of("action", "rejected"):
         accepted = x.type == "action"

@@ -154,8 +154,7 @@ class FrameThread:
                     self.on_frame(Frame(reached, camera, image))
                 if pick is not None and self.on_pick is not None:
                     tick, camera, relx, rely, options = pick
-                    cursor.seek(tick)
-                    _render(cursor.world, camera, *self.size, **options)  # the scene picked in
+                    cursor.seek(tick)  # picks use the renderer of the frame already shown
                     world: Any = cursor.world  # a physics world: only it renders and picks
                     self.on_pick(world.pick(camera, relx, rely, *self.size, **options))
         except BaseException as err:  # reported on the GUI's side; the thread ends

@@ -53,6 +53,7 @@ class LivePanel(QWidget):
         self.live: LiveRun | None = None
         self._seat_at: int | None = None  # a fork's tick, where the person takes the seat
         self._run_to_at_start: int | None = None
+        self._shown: tuple[str, int] | None = None  # what the workspace last re-read
         self.ready.connect(self._started)
         self.failed.connect(self._start_failed)
         self.world_view: WorldView | None = None  # set by the workspace: where live frames go
@@ -267,5 +268,6 @@ class LivePanel(QWidget):
             self._controls(True)
             self.status.setText(f"forked at tick {live.tick} · paused · you have the user's seat")
         eid = self.episode_id
-        if eid is not None:
+        if eid is not None and (eid, live.tick) != self._shown:  # paused: nothing to re-read
+            self._shown = (eid, live.tick)
             self.updated.emit(eid, live.tick)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from sim.review import mismatches
 from sim.world import SceneGraph
@@ -55,6 +55,8 @@ class Scene3D(QWidget):
         self.legend.setMaximumHeight(40)
         self.lay.addWidget(self.legend)
         self.canvas: Any = None
+        self.view: Any = None
+        self._framed = False  # the camera was fitted to the scene once
         self._pending: tuple[SceneGraph, SceneGraph | None] | None = None
         self.shown_ghosts: list[str] = []
 
@@ -64,32 +66,30 @@ class Scene3D(QWidget):
         vispy.use(app="pyside6")
         from vispy import scene  # type: ignore[import-untyped]
 
-        self.canvas = scene.SceneCanvas(keys=None, bgcolor="white")
-        from PySide6.QtWidgets import QSizePolicy
-
-        self.canvas.native.setSizePolicy(QSizePolicy.Policy.Expanding,
-                                         QSizePolicy.Policy.Expanding)  # fmt: skip
-        self.lay.addWidget(self.canvas.native, 1)
-        self._framed = False
-        self.view = self.canvas.central_widget.add_view()
-        self.view.camera = scene.TurntableCamera(fov=35, distance=2.2, elevation=28,
-                                                 azimuth=-60, center=(0, 0, 0.4))  # fmt: skip
-        self.solid = scene.visuals.Mesh(parent=self.view.scene, shading=None)
-        self.ghost = scene.visuals.Mesh(parent=self.view.scene, shading=None)
+        canvas = scene.SceneCanvas(keys=None, bgcolor="white")
+        canvas.native.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+        view = canvas.central_widget.add_view()
+        view.camera = scene.TurntableCamera(fov=35, distance=2.2, elevation=28, azimuth=-60,
+                                            center=(0, 0, 0.4))  # fmt: skip
+        self.solid = scene.visuals.Mesh(parent=view.scene, shading=None)
+        self.ghost = scene.visuals.Mesh(parent=view.scene, shading=None)
         self.ghost.set_gl_state("translucent", depth_test=False)
-        self.edges = scene.visuals.Line(parent=self.view.scene, connect="segments",
+        self.edges = scene.visuals.Line(parent=view.scene, connect="segments",
                                         color=(0.2, 0.2, 0.2, 1.0), width=2)  # fmt: skip
+        # everything exists before the canvas joins the layout: showing it may re-enter here
+        self.canvas, self.view = canvas, view
+        self.lay.addWidget(canvas.native, 1)
 
     def showEvent(self, event: Any) -> None:
         if self.canvas is None:
             self._make()
-            if self._pending is not None:
-                self.show_graph(*self._pending)
         super().showEvent(event)
+        if self._pending is not None:  # what the playhead moved to while the tab was hidden
+            self.show_graph(*self._pending)
 
     def show_graph(self, graph: SceneGraph, belief: SceneGraph | None = None) -> None:
         self._pending = (graph, belief)
-        if self.canvas is None:
+        if self.view is None or not self.isVisible():  # drawn when the tab is shown
             return
         held = graph.held()
         ids = [k for k in sorted(graph.nodes) if graph.nodes[k].visible or k == held]
