@@ -433,7 +433,8 @@ class MainWindow(QMainWindow):
             width = int(self.width() * 0.3)
             self.resizeDocks([self.docks["Judge trace"]], [width], Qt.Orientation.Horizontal)
         if name == "episode":
-            self.resizeDocks([self.docks["Episodes"]], [int(self.width() * 0.3)],
+            # the list is for choosing; the episode's own views need the width
+            self.resizeDocks([self.docks["Episodes"]], [int(self.width() * 0.22)],
                              Qt.Orientation.Horizontal)  # fmt: skip
         if name == "results":
             self.resizeDocks(

@@ -21,7 +21,7 @@ class InformationView(QTreeWidget):
         super().__init__()
         self.party = party
         self.setHeaderLabels(["field", "value"])
-        self.setColumnWidth(0, 180)
+        self.setColumnWidth(0, 140)
         self.shown: ExchangeRecord | None = None
 
     def show_exchange(self, x: ExchangeRecord | None, tick: int) -> None:

@@ -19,7 +19,7 @@ class Inspector(QTreeWidget):
     def __init__(self) -> None:
         super().__init__()
         self.setHeaderLabels(["what", "value"])
-        self.setColumnWidth(0, 200)
+        self.setColumnWidth(0, 170)
         self.tick = -1
 
     def show_state(

@@ -139,7 +139,7 @@ class EpisodeWorkspace(QObject):
         self.tabs.addTab(self.saw_agent, "Agent's calls")
         self.tabs.addTab(self.scene3d, "3D scene")
         upper.addWidget(self.tabs)
-        upper.setSizes([420, 380, 380])
+        upper.setSizes([400, 300, 440])  # the state and what each side saw need the width
         split.addWidget(upper)
         split.addWidget(self.view)
         self.parent_view = TimelineView()  # a fork's parent, on the same playhead
