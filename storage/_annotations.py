@@ -29,7 +29,7 @@ from annotation import (
 )
 from storage._db import write
 from storage._history import Changeset, History, now
-from storage._records import EvidenceMark, Rating, Subgoal
+from storage._records import EvidenceMark, GateEvidence, Rating, Subgoal
 
 GATES = GATES_ALL
 _GATE_MODE = "gate_mode"  # meta key: how this project's raters enter gates (GateMode)
@@ -315,6 +315,24 @@ class Annotations:
             )
         )
         return [_evidence_mark(r) for r in rows]
+
+    def gate_evidence(self, media_sha256: str) -> list[GateEvidence]:
+        """Every rater's evidence marks on any video with this content, each with its subgoal
+        and the answer given at its gate: the rubric's evidence on an episode's own video."""
+        rows = self._db.execute(
+            "SELECT v.id, r.rater_id, s.position, e.gate, e.start_frame, e.end_frame, e.note, "
+            "g.answer FROM evidence_marks e JOIN ratings r ON r.id = e.rating_id "
+            "JOIN videos v ON v.id = r.video_id LEFT JOIN subgoals s ON s.id = e.subgoal_id "
+            "LEFT JOIN gate_decisions g ON g.rating_id = e.rating_id "
+            "AND g.subgoal_id = e.subgoal_id AND g.gate = e.gate "
+            "WHERE v.media = ? ORDER BY e.start_frame, e.id",
+            [media_sha256],
+        ).fetchall()
+        return [
+            GateEvidence(video_id=v, rater_id=r, subgoal=None if pos is None else f"S{pos}",
+                         gate=gate, start_frame=a, end_frame=b, note=note or "", answer=ans)
+            for v, r, pos, gate, a, b, note, ans in rows
+        ]  # fmt: skip
 
     # ---- holistic ratings ---------------------------------------------------------------
     def set_holistic(

@@ -333,6 +333,26 @@ class Episodes:
                 tmp.unlink(missing_ok=True)
         return media.sha256
 
+    def mark_perturbed(self, episode_id: str, spans: Sequence[tuple[int, int]]) -> None:
+        """Record the ticks (inclusive spans) during which a person pushed a body by hand in a
+        live run: the trace no longer follows from its recorded decisions, so replay refuses
+        it and a review says its world past the first span is approximate."""
+        clean = sorted((int(a), int(b)) for a, b in spans)
+        for a, b in clean:
+            if a < 0 or b < a:
+                raise EpisodeError(f"perturbed: expected tick spans a <= b, got {(a, b)!r}")
+        with write(self._db):
+            eid = self._resolve(episode_id)
+            row = self._db.execute(
+                "SELECT config_json FROM sim_episodes WHERE id = ?", [eid]
+            ).fetchone()
+            config = json.loads(row[0] or "{}")
+            config["perturbed"] = [list(s) for s in clean]
+            self._db.execute(
+                "UPDATE sim_episodes SET config_json = ? WHERE id = ?",
+                [_dump(config, "config"), eid],
+            )
+
     def delete(self, episode_id: str) -> None:
         """Remove an episode and its whole trace; its forks stay, no longer linked to it.
 

@@ -100,6 +100,20 @@ class EvidenceMark(Record):
     note: str
 
 
+class GateEvidence(Record):
+    """An evidence mark with where it sits in the rubric: what the episode view shows of the
+    annotation of one of its videos (matched by content)."""
+
+    video_id: str
+    rater_id: str
+    subgoal: str | None  # "S2"; None when the mark is tied to no subgoal
+    gate: str | None
+    start_frame: int
+    end_frame: int
+    note: str
+    answer: str | None  # the rater's answer at that gate for that subgoal, if given
+
+
 class Rating(Record):
     """One rater's work on one video."""
 

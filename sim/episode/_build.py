@@ -161,6 +161,23 @@ class ReplayReport:
         return self.first_divergent is None
 
 
+def perturbed_at(ep: EpisodeRecord) -> int | None:
+    """The first tick at which a person pushed a body by hand in a live run, or None."""
+    spans = ep.config.get("perturbed") or []
+    return min(int(s[0]) for s in spans) if spans else None
+
+
+def refuse_perturbed(ep: EpisodeRecord, doing: str, before: int | None = None) -> None:
+    """Refuse ``doing`` on an episode pushed by hand (at or ``before`` a tick, if given)."""
+    first = perturbed_at(ep)
+    if first is not None and (before is None or first < before):
+        raise EpisodeError(
+            f"episode {ep.id[:8]}: a body was pushed by hand at tick {first} in the live run, "
+            f"so its ticks after that do not follow from its decisions; cannot {doing}"
+            + ("" if before is None else f" past tick {first}")
+        )
+
+
 def recorded(
     project: Project, episode_id: str
 ) -> tuple[EpisodeRecord, BoundScenario, list[tuple[int, Action]]]:
@@ -195,6 +212,7 @@ def recorded(
 def replay_episode(project: Project, episode_id: str) -> ReplayReport:
     """Re-run a stored episode from its seed and recorded decisions; compare every hash."""
     ep, bound, decisions = recorded(project, episode_id)
+    refuse_perturbed(ep, "replay it")
     if ep.parent_id is not None:
         raise EpisodeError(
             f"episode {ep.id[:8]} is a fork of {ep.parent_id[:8]} at tick {ep.fork_tick}; "
@@ -251,6 +269,7 @@ def fork_episode(
     ep, bound, decisions = recorded(project, episode_id)
     if not 0 <= tick <= ep.ticks:
         raise EpisodeError(f"tick {tick} is outside episode {ep.id[:8]} (0–{ep.ticks})")
+    refuse_perturbed(ep, "fork it", before=tick)
     arm = str(ep.config.get("arm", "wb6"))
     world = make_world(bound, ep.mode.value, arm=arm)
     snap = project.episodes.snapshot_at_or_before(ep.id, tick)

@@ -24,6 +24,7 @@ from sim.episode import (
     compare_replay,
     make_world,
     open_scenario,
+    refuse_perturbed,
 )
 from sim.interact._participants import Setup, make_assistant, make_user
 from sim.interact._replay import ReplayAssistant, ReplayUser
@@ -186,6 +187,7 @@ def replay_interactive(project: Project, episode_id: str) -> ReplayReport:
     cfg = ep.config
     if not cfg.get("interactive"):
         raise EpisodeError(f"episode {ep.id[:8]} is not an interactive episode")
+    refuse_perturbed(ep, "replay it")
     bound = open_scenario(str(cfg.get("source", ep.scenario)))
     if bound.scenario.digest != ep.scenario_sha:
         raise EpisodeError(f"the scenario changed since episode {ep.id[:8]} was recorded")

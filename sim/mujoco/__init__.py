@@ -17,6 +17,7 @@ from sim.mujoco._check import ArmReport, check_arm
 from sim.mujoco._compose import compose, compose_spec
 from sim.mujoco._controller import MOTION_VERSION, Controller
 from sim.mujoco._perceive import perceive
+from sim.mujoco._perturb import Push
 from sim.mujoco._render import Orbit
 from sim.mujoco._scene import FAMILIES, load_scene_info, scene_path
 from sim.mujoco._trial import CONTROL_STEPS, pick_place_trial, random_layout
@@ -35,6 +36,7 @@ __all__ = [
     "Controller",
     "Orbit",
     "PhysicsWorld",
+    "Push",
     "SceneError",
     "bind_arm",
     "check_arm",

@@ -18,6 +18,7 @@ from numpy.typing import NDArray
 from sim.gl import INSTALL, RenderUnavailableError, describe, loaded_platform
 from sim.mujoco._arm import subtree
 from sim.mujoco._index import SceneIndex
+from sim.mujoco._perturb import Push, Vec3, drag, grab
 from sim.world import SceneGraph
 
 GLOW = np.array([1.0, 0.35, 0.05, 1.0], dtype=np.float32)
@@ -87,6 +88,40 @@ class Views:
     ) -> str | None:  # fmt: skip
         """The object under (``relx``, ``rely``) of a frame (0..1, from the bottom-left, as
         MuJoCo measures), or None: the body MuJoCo selects, walked up to its object."""
+        hit = self._select(data, camera, width, height, relx, rely, free)
+        return None if hit is None else hit[0]
+
+    def grab(
+        self, data: mujoco.MjData, camera: str, width: int, height: int, relx: float,
+        rely: float, *, free: Orbit | None = None,
+    ) -> Push | None:  # fmt: skip
+        """Start pushing the object under (``relx``, ``rely``) where the click met it, or None
+        when no movable object is there (see :mod:`sim.mujoco._perturb`)."""
+        hit = self._select(data, camera, width, height, relx, rely, free)
+        if hit is None:
+            return None
+        obj, body, point = hit
+        if int(self.model.body_dofnum[body]) == 0 and int(self.model.body_jntnum[body]) == 0:
+            return None  # fixed to the world: nothing a spring can move
+        renderer = self._renderers[(width, height)]
+        return grab(self.model, data, renderer.scene, obj, body, point)
+
+    def drag(
+        self, data: mujoco.MjData, push: Push, camera: str, width: int, height: int,
+        reldx: float, reldy: float, *, free: Orbit | None = None, horizontal: bool = False,
+    ) -> Push:  # fmt: skip
+        """The push with its target moved by a mouse motion seen through ``camera``."""
+        renderer = self._renderers.get((width, height))
+        if renderer is None:
+            return push
+        renderer.update_scene(data, camera=self._camera(camera, free))
+        return drag(self.model, data, renderer.scene, push, reldx, reldy, horizontal=horizontal)
+
+    def _select(
+        self, data: mujoco.MjData, camera: str, width: int, height: int, relx: float,
+        rely: float, free: Orbit | None,
+    ) -> tuple[str, int, Vec3] | None:  # fmt: skip
+        """(object, its body, the world point hit) under a point of the last frame, or None."""
         renderer = self._renderers.get((width, height))
         if renderer is None:
             return None
@@ -99,7 +134,10 @@ class Views:
         owners = {int(b): k for k, b in enumerate(self.scene.body)}
         while body > 0 and body not in owners:
             body = int(self.model.body_parentid[body])
-        return self.scene.ids[owners[body]] if body in owners else None
+        if body not in owners:
+            return None
+        x, y, z = (float(v) for v in selpnt)
+        return self.scene.ids[owners[body]], body, (x, y, z)
 
     def close(self) -> None:
         for r in self._renderers.values():

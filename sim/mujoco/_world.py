@@ -21,6 +21,7 @@ from sim.mujoco._arm import WB6, ArmSpec
 from sim.mujoco._controller import Controller
 from sim.mujoco._index import SceneIndex, scene_index
 from sim.mujoco._perceive import perceive
+from sim.mujoco._perturb import Push, apply
 from sim.mujoco._placing import arm_home, park, place_all, set_attrs
 from sim.mujoco._render import Views
 from sim.mujoco._skills import effect_missing, start_skill
@@ -78,6 +79,7 @@ class PhysicsWorld:
         self.controller = Controller(self.model, self.scene.arm)
         self._idle_controller = self.controller.state()
         self._views: Views | None = None
+        self._push: Push | None = None  # a body pushed by hand (live mode only; not replayable)
         self.s = WorldState()
         self._graph = self._perceive()  # the MJCF's default arrangement until reset()
 
@@ -152,7 +154,12 @@ class PhysicsWorld:
         model, data, ctl = self.model, self.data, self.controller
         for _ in range(self._periods):
             ctl.step(data)
-            mujoco.mj_step(model, data, self._substeps)
+            if self._push is None:
+                mujoco.mj_step(model, data, self._substeps)
+            else:  # the spring follows the body: its force is set again before every step
+                for _ in range(self._substeps):
+                    apply(model, data, self._push)
+                    mujoco.mj_step(model, data)
         if self.s.drifts:
             apply_drifts(self.scene, data, self.s.drifts, self._graph.held(), self.delta)
         # Poses and contacts of the state just reached, for perception. Not mj_forward: a solver
@@ -190,6 +197,33 @@ class PhysicsWorld:
             return None
         return self._views.pick(self.data, camera, width, height, relx, rely,
                                 free=options.get("free"))  # fmt: skip
+
+    def grab(
+        self, camera: str, relx: float, rely: float, width: int = 640, height: int = 480,
+        **options: Any,
+    ) -> Push | None:  # fmt: skip
+        """Start a hand push of the object under a point of the last frame rendered at this
+        size (see :mod:`sim.mujoco._perturb`); None when nothing movable is there."""
+        if self._views is None:
+            return None
+        return self._views.grab(self.data, camera, width, height, relx, rely,
+                                free=options.get("free"))  # fmt: skip
+
+    def drag(
+        self, push: Push, camera: str, reldx: float, reldy: float, width: int = 640,
+        height: int = 480, *, horizontal: bool = False, **options: Any,
+    ) -> Push:  # fmt: skip
+        """``push`` with its target moved by a mouse motion (fractions of the height, y up)."""
+        if self._views is None:
+            return push
+        return self._views.drag(self.data, push, camera, width, height, reldx, reldy,
+                                free=options.get("free"), horizontal=horizontal)  # fmt: skip
+
+    def push(self, push: Push | None) -> None:
+        """Pull a body toward the push's target on every physics step until ``None``."""
+        self._push = push
+        if push is None:
+            self.data.xfrc_applied[:] = 0.0
 
     def snapshot(self) -> dict[str, Any]:
         return to_snapshot(self.model, self.data, self.controller.state_view(), self.s)

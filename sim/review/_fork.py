@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sim.assistants import Timing
-from sim.episode import EpisodeRunner, open_scenario
+from sim.episode import EpisodeRunner, open_scenario, refuse_perturbed
 from sim.interact import SeatUser, build_interactive
 from sim.review._live import Build
 from sim.users import parse_persona
@@ -34,6 +34,7 @@ def fork_build(project: Project, episode_id: str, tick: int) -> Build:
         )
     if not 0 <= tick <= ep.ticks:
         raise EpisodeError(f"tick {tick} is outside episode {ep.id[:8]} (0–{ep.ticks})")
+    refuse_perturbed(ep, "fork it", before=tick)
     bound = open_scenario(str(cfg.get("source", ep.scenario)))
     if bound.scenario.digest != ep.scenario_sha:
         raise EpisodeError(f"the scenario changed since episode {ep.id[:8]} was recorded")

@@ -14,10 +14,13 @@ import time
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sim.episode import EpisodeRunner, RunState
 from storage import Project
+
+if TYPE_CHECKING:
+    from sim.mujoco import Push
 
 #: builds the episode on the live thread: ``project -> (runner, episode id or None, extra)``
 Build = Callable[[Project], tuple[EpisodeRunner, Any]]
@@ -45,6 +48,10 @@ class LiveRun:
         self._cv = threading.Condition()
         self._walls: deque[tuple[float, int]] = deque(maxlen=50)  # (wall, tick) while playing
         self.error: BaseException | None = None
+        self._push: tuple[Push | None] | None = None  # a change of hand push, not yet applied
+        self._pushing = False
+        #: tick spans (inclusive) with a body pushed by hand; stored as ``config.perturbed``
+        self.perturbed: list[tuple[int, int]] = []
         self._thread = threading.Thread(target=self._run, name="wb-live", daemon=True)
         self._thread.start()
 
@@ -70,6 +77,13 @@ class LiveRun:
         if self.runner is not None:
             self.step(max(0, tick - self.runner.tick))
 
+    def push(self, push: Push | None) -> None:
+        """Pull a body by hand (MuJoCo's mouse spring) from the next tick on, or let go
+        (``None``). The episode is then marked as perturbed: it cannot be replayed exactly."""
+        with self._cv:
+            self._push = (push,)
+            self._cv.notify()
+
     def stop(self, timeout: float = 10.0) -> None:
         with self._cv:
             self._stop = True
@@ -90,6 +104,17 @@ class LiveRun:
         return self._playing and not self.finished
 
     @property
+    def episode_id(self) -> str | None:
+        """The id of the episode being recorded (once it is built), from its recording sink."""
+        for sink in self.runner.sinks if self.runner is not None else ():
+            eid = getattr(sink, "episode_id", None) or getattr(
+                getattr(sink, "db", None), "episode_id", None
+            )
+            if eid:
+                return str(eid)
+        return None
+
+    @property
     def rtf(self) -> float | None:
         """Simulated seconds per wall second over the last ticks played (None until known)."""
         if self.runner is None or len(self._walls) < 2:
@@ -107,8 +132,10 @@ class LiveRun:
                     self.ready.set()
                     if self.on_ready is not None:
                         self.on_ready()
-                    self._loop()
+                    self._loop(project)
                 finally:  # with the project still open: the trace is written whole
+                    if self._pushing:
+                        self._mark(project)  # the last span's end
                     if self.runner is not None:
                         if self.runner.state is not RunState.FINISHED:
                             self.runner.cancel()
@@ -120,23 +147,33 @@ class LiveRun:
             if self.on_error is not None:
                 self.on_error(err)
 
-    def _loop(self) -> None:
+    def _loop(self, project: Project) -> None:
         runner = self.runner
         assert runner is not None
         while True:
             with self._cv:
-                while not (self._stop or self._playing or self._steps) or (
-                    runner.state is RunState.FINISHED and not self._stop
+                while self._push is None and (
+                    not (self._stop or self._playing or self._steps)
+                    or (runner.state is RunState.FINISHED and not self._stop)
                 ):
                     self._cv.wait(0.2)
                 if self._stop:
                     return
-                playing = self._playing
-                if not playing:
-                    self._steps -= 1
-                speed = self.speed
+                change, self._push = self._push, None
+                if change is None:
+                    playing = self._playing
+                    if not playing:
+                        self._steps -= 1
+                    speed = self.speed
+            if change is not None:  # applied between ticks, paused or not
+                if runner.state is not RunState.FINISHED:
+                    self._apply_push(project, change[0])
+                continue
             started = time.monotonic()
             runner.step()
+            if self._pushing:
+                a, _ = self.perturbed[-1]
+                self.perturbed[-1] = (a, runner.tick)
             if self.on_tick is not None:
                 self.on_tick(runner)
             if playing:
@@ -145,3 +182,23 @@ class LiveRun:
                     left = runner.world.delta / speed - (time.monotonic() - started)
                     if left > 0:
                         time.sleep(left)
+
+    def _apply_push(self, project: Project, push: Push | None) -> None:
+        """On the live thread, between ticks: hand the push to the world and, when one starts
+        or ends, store the perturbed spans at once (a crash mid-push still leaves the mark)."""
+        runner = self.runner
+        assert runner is not None
+        world: Any = runner.world
+        if not hasattr(world, "push"):
+            return  # a symbolic world has no bodies to push
+        world.push(push)
+        was, self._pushing = self._pushing, push is not None
+        if self._pushing and not was:
+            self.perturbed.append((runner.tick, runner.tick))
+        if self._pushing != was:
+            self._mark(project)
+
+    def _mark(self, project: Project) -> None:
+        eid = self.episode_id
+        if eid is not None and self.perturbed:
+            project.episodes.mark_perturbed(eid, self.perturbed)

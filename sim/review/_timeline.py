@@ -11,9 +11,13 @@ the same way, and an episode from before dialogue existed simply has fewer track
 - ``events``: trigger, commit and resolve marks; an error's harness hold as a span;
   ``windows``: a proactive request's window [t_c, H) as a span;
 - ``contract``: the tick each goal condition became (and stayed) true;
+- ``gates``: rubric evidence marks that raters drew on the episode's own videos (matched by
+  content), each with its subgoal, gate and the answer given there (kind: pass, fail, na,
+  unresolved; ``evidence`` when the gate has no answer yet);
 - ``belief``: each time the agent stated what it believed, marked wrong when the world at that
   tick disagrees;
-- ``anomalies``: injected world anomalies.
+- ``anomalies``: injected world anomalies, and spans where a person pushed a body by hand in
+  a live run (``perturbed``: from there the trace does not replay);
 
 Every item keeps ``ref``, an index into its source list, so a click can find the row behind it.
 """
@@ -41,7 +45,7 @@ from storage import (
 
 TRACKS = (
     "video", "actions", "rejections", "user", "assistant", "replies", "events", "windows",
-    "contract", "belief", "anomalies",
+    "contract", "gates", "belief", "anomalies",
 )  # fmt: skip
 
 
@@ -209,8 +213,12 @@ def load_timeline(
             length = round(art.frames / art.fps / ep.delta)
             items.append(Item("video", start, start + length,
                               f"{art.camera} video: {art.frames} frames", "video", k))  # fmt: skip
+            items += _gate_items(project, art.media_sha, art.fps, start, ep.delta, art.camera)
     for k, an in enumerate(eps.anomalies(ep.id)):
         items.append(Item("anomalies", an.tick, an.tick, f"{an.kind} {an.obj}", an.kind, k))
+    for k, (a, b) in enumerate(ep.config.get("perturbed") or []):
+        why = "a body pushed by hand (live run): from here the world is not the decisions' own"
+        items.append(Item("anomalies", int(a), int(b), why, "perturbed", k))
     beliefs = [(bt, SceneGraph.from_json(json.loads(g))) for bt, g in eps.beliefs(ep.id)]
     for bt, believed in beliefs:
         wrong = mismatches(graphs.graph_at(bt), believed)
@@ -224,6 +232,23 @@ def load_timeline(
         tl.parent = load_timeline(project, ep.parent_id, with_parent=False)
         tl.diverges_at = diverges_at(tl.parent.graphs.rows, eps.ticks(ep.id))
     return tl
+
+
+def _gate_items(
+    project: Project, sha: str, fps: float, offset: int, delta: float, camera: str
+) -> list[Item]:
+    """The rubric evidence on one of the episode's videos, placed at its ticks."""
+    out = []
+    for k, ev in enumerate(project.annotations.gate_evidence(sha)):
+        where = " ".join(x for x in (ev.subgoal, ev.gate) if x) or "evidence"
+        said = ev.answer or "evidence, no answer yet"
+        note = f" — {ev.note}" if ev.note else ""
+        a = offset + round(ev.start_frame / fps / delta)
+        b = offset + round(ev.end_frame / fps / delta)
+        out.append(Item("gates", a, max(a, b), f"{ev.rater_id} · {where}: {said}{note} "
+                        f"({camera} frames {ev.start_frame}–{ev.end_frame})",
+                        ev.answer or "evidence", k))  # fmt: skip
+    return out
 
 
 def _changed_between(graphs: GraphCursor, start: int, end: int) -> bool:

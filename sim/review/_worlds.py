@@ -195,6 +195,10 @@ class LiveFrames:
         self._dirty = False
         self._stop = False
         self._cv = threading.Condition()
+        #: told of every change of the hand push (the live run applies it); on this thread
+        self.on_push: Callable[[Any], None] | None = None
+        self._push: Any = None  # the current sim.mujoco.Push, owned by this thread
+        self._calls: list[Callable[[Any], None]] = []  # push gestures, in order
         self._thread = threading.Thread(target=self._run, name="wb-live-frames", daemon=True)
         self._thread.start()
 
@@ -206,6 +210,41 @@ class LiveFrames:
     def request(self, _tick: int, camera: str, **options: Any) -> None:
         with self._cv:
             self._view, self._dirty = (camera, options), True
+            self._cv.notify()
+
+    # ---- pushing a body by hand (sim.mujoco._perturb): gestures run on this thread, which
+    # owns the GL scene the mouse is measured against ------------------------------------------
+    def grab(self, camera: str, relx: float, rely: float, **options: Any) -> None:
+        """Grab the object under (relx, rely) of the last frame (MuJoCo's bottom-left units)."""
+
+        def call(world: Any) -> None:
+            self._set_push(world.grab(camera, relx, rely, *self.size, **options))
+
+        self._call(call)
+
+    def drag(self, camera: str, dx: float, dy: float, horizontal: bool = False,
+             **options: Any) -> None:  # fmt: skip
+        """Move the grabbed point by a mouse motion in pixels of the picture (y down)."""
+        h = float(self.size[1])
+
+        def call(world: Any) -> None:
+            if self._push is not None:
+                self._set_push(world.drag(self._push, camera, dx / h, -dy / h, *self.size,
+                                          horizontal=horizontal, **options))  # fmt: skip
+
+        self._call(call)
+
+    def release(self) -> None:
+        self._call(lambda _world: self._set_push(None))
+
+    def _set_push(self, push: Any) -> None:
+        self._push = push
+        if self.on_push is not None:
+            self.on_push(push)
+
+    def _call(self, fn: Callable[[Any], None]) -> None:
+        with self._cv:
+            self._calls.append(fn)
             self._cv.notify()
 
     def close(self, timeout: float = 10.0) -> None:
@@ -224,13 +263,23 @@ class LiveFrames:
                 self.on_ready()
             while True:
                 with self._cv:
-                    while not (self._stop or (self._dirty and self._snap and self._view)):
+                    while not (
+                        self._stop or self._calls or (self._dirty and self._snap and self._view)
+                    ):
                         self._cv.wait()
                     if self._stop:
                         return
-                    assert self._snap is not None and self._view is not None
-                    (tick, snap), (camera, options) = self._snap, self._view
-                    self._dirty = False
+                    calls, self._calls = self._calls, []
+                    want: tuple[tuple[int, dict[str, Any]], tuple[str, dict[str, Any]]] | None
+                    want = None
+                    if not calls:  # gestures first: they are measured against the frame shown
+                        assert self._snap is not None and self._view is not None
+                        want, self._dirty = (self._snap, self._view), False
+                for fn in calls:
+                    fn(world)
+                if want is None:
+                    continue
+                (tick, snap), (camera, options) = want
                 world.restore(snap)
                 image = _render(world, camera, *self.size, **options)
                 self.on_frame(Frame(tick, camera, image))

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
-from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
+from PySide6.QtGui import QMouseEvent
 from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QWidget
 from pytestqt.qtbot import QtBot
 
 from app.gui._main_window import MainWindow
@@ -407,3 +410,60 @@ def test_a_bundles_video_plays_at_the_playhead(
     qtbot.waitUntil(lambda: view.frame is not None and view.frame.tick == 25, timeout=20_000)
     expect = FrameSource(clip, index_video(clip), store_path=None).frame(15)[..., :3]
     assert np.array_equal(view.frame.image, expect)
+
+
+def _mouse(widget: QWidget, kind: QEvent.Type, pos: QPointF, buttons: Qt.MouseButton,
+           mods: Qt.KeyboardModifier) -> None:  # fmt: skip
+    button = Qt.MouseButton.NoButton if kind == QEvent.Type.MouseMove else Qt.MouseButton.LeftButton
+    held = Qt.MouseButton.NoButton if kind == QEvent.Type.MouseButtonRelease else buttons
+    ev = QMouseEvent(kind, pos, widget.mapToGlobal(pos), button, held, mods)
+    QApplication.sendEvent(widget, ev)
+
+
+def test_ctrl_drag_pushes_a_body_in_a_live_physics_run(
+    make_window: Callable[[Path], MainWindow], tmp_path: Path, qtbot: QtBot
+) -> None:
+    import numpy as np
+
+    from sim.episode import make_world
+
+    bound = open_scenario("stack-two")
+    probe: Any = make_world(bound, "physics")
+    probe.reset(bound.scenario.seed)
+    probe.render("top", 640, 480)
+    grid = [
+        (float(x), float(y)) for y in np.linspace(0.1, 0.9, 17) for x in np.linspace(0.1, 0.9, 17)
+    ]
+    spot = next(xy for xy in grid if probe.grab("top", *xy) is not None)
+    probe.close()
+    root = tmp_path / "push"
+    Project.create(root).close()
+    w = make_window(root)
+    w.set_workspace("episode")
+    ws, panel, view = w.episode, w.episode.live, w.episode.world
+    panel.scenario.setCurrentText("stack-two")
+    panel.mode.setCurrentText("physics")
+    QTest.mouseClick(panel.start_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: panel.play_button.isEnabled(), timeout=30_000)
+    panel.live.step(5)
+    qtbot.waitUntil(lambda: view.camera.count() > 0, timeout=30_000)
+    view.camera.setCurrentText("top")
+    qtbot.waitUntil(lambda: view.frame is not None and view.frame.camera == "top", timeout=30_000)
+    r = view.canvas.picture_rect()
+    at = QPointF(r.x() + spot[0] * r.width(), r.y() + (1 - spot[1]) * r.height())
+    ctrl, left = Qt.KeyboardModifier.ControlModifier, Qt.MouseButton.LeftButton
+    _mouse(view.canvas, QEvent.Type.MouseButtonPress, at, left, ctrl)
+    qtbot.waitUntil(lambda: "pushing" in view.status.text(), timeout=10_000)
+    _mouse(view.canvas, QEvent.Type.MouseMove, at + QPointF(0, -40), left,
+           ctrl | Qt.KeyboardModifier.ShiftModifier)  # fmt: skip
+    start = panel.live.tick
+    panel.live.step(4)
+    qtbot.waitUntil(lambda: panel.live.tick == start + 4, timeout=30_000)
+    _mouse(view.canvas, QEvent.Type.MouseButtonRelease, at + QPointF(0, -40), left, ctrl)
+    qtbot.waitUntil(lambda: view.status.text() == "let go", timeout=10_000)
+    eid = panel.live.episode_id
+    with Project.open(root) as p:
+        (span,) = p.episodes.get(eid).config["perturbed"]
+    assert span[0] == start and span[1] == start + 4
+    panel.stop()
+    assert ws.live is panel

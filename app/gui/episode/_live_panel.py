@@ -185,6 +185,14 @@ class LivePanel(QWidget):
         self._run_to_at_start = None
         self.live = LiveRun(self.root, build, on_error=self.failed.emit, on_tick=on_tick,
                             on_ready=self.ready.emit)  # fmt: skip
+        if self.frames is not None and self.world_view is not None:
+            live, shown = self.live, self.world_view.push_changed
+
+            def pushed(push: object) -> None:  # on the frame thread: straight to the physics
+                live.push(push)  # type: ignore[arg-type]
+                shown.emit(push)
+
+            self.frames.on_push = pushed
         self.status.setText(f"starting {bound.name}…")
 
     def _started(self) -> None:

@@ -23,7 +23,8 @@ COLORS = {
     "fresh": "#7f8c8d", "stale": "#e74c3c", "trigger": "#8e44ad", "commit": "#c0392b",
     "resolve": "#27ae60", "hold": "#e8d5f0", "request": "#d6eaf8", "true": "#27ae60",
     "assistant": "#2d8a4e", "anomalies": "#e67e22", "wrong": "#c0392b", "right": "#27ae60",
-    "false": "#c0392b",
+    "false": "#c0392b", "pass": "#27ae60", "fail": "#c0392b", "na": "#95a5a6",
+    "unresolved": "#e67e22", "evidence": "#16a085", "perturbed": "#6c3483",
 }  # fmt: skip
 DEFAULT = "#555555"
 

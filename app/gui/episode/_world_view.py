@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QPoint, QRect, Qt, Signal
+from PySide6.QtCore import QPoint, QPointF, QRect, Qt, Signal
 from PySide6.QtGui import QImage, QMouseEvent, QPainter, QPaintEvent, QWheelEvent
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from sim.episode import perturbed_at
 from sim.review import Frame, FrameThread, FreeCamera, LiveFrames, VideoFrames
 from storage import EpisodeRecord
 
@@ -35,6 +36,10 @@ class _Canvas(QWidget):
     dragged = Signal(float, float, bool)  # dx, dy in pixels; True when panning
     zoomed = Signal(float)  # a factor on the distance
     clicked = Signal(float, float)  # where, as a fraction of the picture (MuJoCo's: from bottom)
+    # Ctrl+drag pushes a body (live runs): where it was grabbed, each motion, the release
+    grabbed = Signal(float, float)
+    pushed = Signal(float, float, bool)  # dx, dy in picture pixels; True (Shift): table plane
+    released = Signal()
 
     def __init__(self) -> None:
         super().__init__()
@@ -42,11 +47,26 @@ class _Canvas(QWidget):
         self.setMinimumSize(240, 180)
         self._last: QPoint | None = None
         self._moved = 0
-        self.setToolTip("Drag to orbit (right-drag to pan), wheel to zoom: the free camera")
+        self._pushing = False
+        self.setToolTip(
+            "Drag to orbit (right-drag to pan), wheel to zoom: the free camera. In a live "
+            "physics run, Ctrl+drag pushes the body under the mouse (Ctrl+Shift: along the table)"
+        )
+
+    def _rel(self, p: QPointF) -> tuple[float, float] | None:
+        r = self.picture_rect()
+        if not r.contains(p.toPoint()):
+            return None
+        return (p.x() - r.x()) / r.width(), 1.0 - (p.y() - r.y()) / r.height()
 
     def mousePressEvent(self, event: QMouseEvent) -> None:
         self._last = event.position().toPoint()
         self._moved = 0
+        ctrl = bool(event.modifiers() & Qt.KeyboardModifier.ControlModifier)
+        rel = self._rel(event.position()) if self.image is not None else None
+        self._pushing = ctrl and rel is not None
+        if self._pushing and rel is not None:
+            self.grabbed.emit(*rel)
 
     def mouseMoveEvent(self, event: QMouseEvent) -> None:
         if self._last is None:
@@ -55,17 +75,22 @@ class _Canvas(QWidget):
         d = pos - self._last
         self._last = pos
         self._moved += abs(d.x()) + abs(d.y())
+        if self._pushing:  # picture pixels: the frame is scaled to fit the widget
+            k = self.image.height() / max(1, self.picture_rect().height()) if self.image else 1.0
+            shift = bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
+            self.pushed.emit(d.x() * k, d.y() * k, shift)
+            return
         pan = bool(event.buttons() & (Qt.MouseButton.RightButton | Qt.MouseButton.MiddleButton))
         self.dragged.emit(float(d.x()), float(d.y()), pan)
 
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:
-        if self._last is not None and self._moved < 3 and self.image is not None:
-            r = self.picture_rect()
-            p = event.position()
-            if r.contains(p.toPoint()):
-                relx = (p.x() - r.x()) / r.width()
-                rely = 1.0 - (p.y() - r.y()) / r.height()
-                self.clicked.emit(relx, rely)
+        if self._pushing:
+            self._pushing = False
+            self.released.emit()
+        elif self._last is not None and self._moved < 3 and self.image is not None:
+            rel = self._rel(event.position())
+            if rel is not None:
+                self.clicked.emit(*rel)
         self._last = None
 
     def picture_rect(self) -> QRect:
@@ -94,6 +119,7 @@ class WorldView(QWidget):
     failed = Signal(object)
     picked = Signal(object)  # the object id clicked in the picture, or None
     frames_ready = Signal()  # from a frame thread: its cameras are known
+    push_changed = Signal(object)  # from the live frame thread: the Push now held, or None
 
     def __init__(self) -> None:
         super().__init__()
@@ -112,7 +138,12 @@ class WorldView(QWidget):
         self.canvas.dragged.connect(self._drag)
         self.canvas.zoomed.connect(self._zoom)
         self.canvas.clicked.connect(self._click)
+        self.canvas.grabbed.connect(self._grab)
+        self.canvas.pushed.connect(self._push)
+        self.canvas.released.connect(self._release)
+        self.push_changed.connect(self._push_shown)
         self.selected: str | None = None
+        self.perturbed_at: int | None = None  # a body was pushed by hand from this tick on
         self.picked.connect(self._picked)
         top = QHBoxLayout()
         top.addWidget(QLabel("camera"))
@@ -135,6 +166,7 @@ class WorldView(QWidget):
         """Start the episode's frame thread; the cameras arrive when it is ready (the world is
         built off the GUI thread)."""
         self.close_episode()
+        self.perturbed_at = perturbed_at(episode)
         self.frame = None
         self.canvas.image = None
         self.canvas.update()
@@ -208,6 +240,33 @@ class WorldView(QWidget):
                 options["free"] = self.free
             frames.pick(self.tick, self.camera.currentText(), relx, rely, **options)
 
+    # ---- pushing a body by hand (live physics runs only) ---------------------------------
+    def _options(self) -> dict[str, object]:
+        return {"free": self.free} if self.camera.currentText() == FREE else {}
+
+    def _grab(self, relx: float, rely: float) -> None:
+        if isinstance(self.frames, LiveFrames) and self.camera.currentText():
+            self.frames.grab(self.camera.currentText(), relx, rely, **self._options())
+        else:
+            self.status.setText("Ctrl+drag pushes a body in a live physics run only")
+
+    def _push(self, dx: float, dy: float, horizontal: bool) -> None:
+        if isinstance(self.frames, LiveFrames) and self.camera.currentText():
+            self.frames.drag(self.camera.currentText(), dx, dy, horizontal, **self._options())
+
+    def _release(self) -> None:
+        if isinstance(self.frames, LiveFrames):
+            self.frames.release()
+
+    def _push_shown(self, push: object) -> None:
+        obj = getattr(push, "obj", None)
+        self.status.setText(
+            f"pushing {obj} by hand (Shift: along the table); the episode is marked as "
+            "perturbed: it will not replay"
+            if obj
+            else "let go"
+        )
+
     def _picked(self, obj: str | None) -> None:
         self.selected = obj
         self.status.setText(f"selected: {obj}" if obj else "nothing selectable there")
@@ -228,7 +287,10 @@ class WorldView(QWidget):
         self.canvas.image = QImage(frame.image.data, w, h, 3 * w, QImage.Format.Format_RGB888)
         self.frame = frame
         live = "live · " if isinstance(self.frames, LiveFrames) else ""
-        self.status.setText(f"{live}tick {frame.tick} · {frame.camera} · {w}×{h}")
+        pushed = self.perturbed_at
+        approx = (f" · approximate: pushed by hand at t{pushed}"
+                  if pushed is not None and frame.tick > pushed and not live else "")  # fmt: skip
+        self.status.setText(f"{live}tick {frame.tick} · {frame.camera} · {w}×{h}{approx}")
         self.canvas.update()
 
     def _failed(self, err: BaseException) -> None:
