@@ -207,3 +207,24 @@ def _finger_bodies(model: mujoco.MjModel, arm: ArmBinding) -> list[int]:
         }
     )
     return moved if len(moved) >= 2 else sorted(arm.gripper_body_ids)
+
+
+MAX_CONTACTS = 32
+
+
+def contact_points(scene: SceneIndex, data: mujoco.MjData) -> list[list[int]]:
+    """Where objects touch anything (another object, a finger, the table), in whole
+    millimetres, one point per 5 mm cell (a box resting on a face makes four), at most
+    :data:`MAX_CONTACTS`: what the episode view draws as contacts."""
+    if not data.ncon:
+        return []
+    con = data.contact
+    codes = scene.geom_code.take(con.geom)
+    touching = (codes >= 0).any(axis=1)
+    out: dict[tuple[int, int, int], list[int]] = {}
+    for p in np.asarray(con.pos)[touching]:
+        mm = [round(float(v) * 1000) for v in p]
+        out.setdefault((mm[0] // 5, mm[1] // 5, mm[2] // 5), mm)
+        if len(out) >= MAX_CONTACTS:
+            break
+    return list(out.values())

@@ -19,7 +19,7 @@ import numpy as np
 from sim.mujoco._anomaly import apply_drifts, inject
 from sim.mujoco._arm import WB6, ArmSpec
 from sim.mujoco._controller import Controller
-from sim.mujoco._index import SceneIndex, scene_index
+from sim.mujoco._index import SceneIndex, contact_points, scene_index
 from sim.mujoco._perceive import perceive
 from sim.mujoco._perturb import Push, apply
 from sim.mujoco._placing import arm_home, park, place_all, set_attrs
@@ -261,8 +261,14 @@ class PhysicsWorld:
         return set_cooked(graph, levels)
 
     def _controller_report(self) -> dict[str, Any]:
+        """What the trace keeps of the arm each tick (never hashed): the skill and its phase,
+        the end effector's position and the contact points touching objects, in millimetres
+        (the episode view draws the arm's path and the contacts from them)."""
         ctl = self.controller
-        return {"skill": self.s.skill or None, "phase": ctl.phase, "busy": self.busy}
+        ee = self.data.site_xpos[self.scene.arm.site_id]
+        return {"skill": self.s.skill or None, "phase": ctl.phase, "busy": self.busy,
+                "ee": [round(float(v) * 1000) for v in ee],
+                "contacts": contact_points(self.scene, self.data)}  # fmt: skip
 
     def _finish_action(self) -> Outcome | None:
         s = self.s

@@ -49,6 +49,13 @@ TRACKS = (
 )  # fmt: skip
 
 
+Vec3 = tuple[float, float, float]
+
+
+def _m(mm: list[int]) -> Vec3:
+    return (mm[0] / 1000.0, mm[1] / 1000.0, mm[2] / 1000.0)
+
+
 @dataclass(frozen=True)
 class Item:
     """One thing on the timeline: a mark (``end == start``), a span or an arrow."""
@@ -80,6 +87,30 @@ class EpisodeTimeline:
     exchanges: list[ExchangeRecord] = field(default_factory=list)
     #: per goal condition, the tick spans it held in (None: no contract to evaluate)
     holds: list[list[tuple[int, int]]] | None = None
+    _arm_cache: tuple[list[Vec3 | None], list[list[Vec3]]] | None = field(default=None, repr=False)
+
+    def arm_path(self, tick: int) -> list[tuple[float, float, float]]:
+        """The end effector's positions (metres) from the start up to ``tick``: the arm's path
+        (physics episodes record it; others have none)."""
+        ee = self._arm()[0]
+        i = self.graphs.index(tick)
+        return [p for p in ee[: i + 1] if p is not None]
+
+    def contacts_at(self, tick: int) -> list[tuple[float, float, float]]:
+        """Where objects touched anything at ``tick`` (metres; physics episodes only)."""
+        return self._arm()[1][self.graphs.index(tick)]
+
+    def _arm(self) -> tuple[list[Vec3 | None], list[list[Vec3]]]:
+        if self._arm_cache is None:
+            ee: list[Vec3 | None] = []
+            contacts: list[list[Vec3]] = []
+            for r in self.graphs.rows:
+                c = json.loads(r.controller_json or "{}")
+                p = c.get("ee")
+                ee.append(_m(p) if isinstance(p, list) and len(p) == 3 else None)
+                contacts.append([_m(q) for q in c.get("contacts") or [] if len(q) == 3])
+            self._arm_cache = (ee, contacts)
+        return self._arm_cache
 
     def exchange_at(self, party: str, tick: int) -> ExchangeRecord | None:
         """What ``party`` (assistant, user, agent) was last shown at or before ``tick``."""

@@ -139,6 +139,13 @@ def test_mujoco_view_follows_the_playhead(
     view.camera.setCurrentText(other)
     qtbot.waitUntil(lambda: view.frame is not None and view.frame.camera == other, timeout=30_000)
     assert view.frame.tick == target
+    # the 3D scene draws the arm's path up to the playhead and the contacts there
+    tl = ws.timeline
+    assert tl is not None and len(tl.arm_path(target)) == target  # ticks 1…target
+    ws.tabs.setCurrentWidget(ws.scene3d)
+    qtbot.waitUntil(lambda: ws.scene3d.shown_path == target, timeout=30_000)
+    assert ws.scene3d.shown_contacts == len(tl.contacts_at(target)) > 0
+    ws.tabs.setCurrentWidget(ws.inspector)
     # a click on the picture selects the object under it, and the inspector shows its row
     canvas = view.canvas
     r = canvas.picture_rect()

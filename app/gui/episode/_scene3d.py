@@ -1,6 +1,8 @@
 """The scene graph at the playhead in 3D (vispy): objects as boxes at their poses, relations as
 edges between their centres, the held object highlighted, and the agent's belief as ghost
-boxes for the objects it gets wrong (drawn where the belief puts them, in red).
+boxes for the objects it gets wrong (drawn where the belief puts them, in red). Physics
+episodes add the end effector's path up to the playhead (a purple line, its tip a dot) and the
+points where objects touch anything at the playhead (green dots).
 
 The canvas (an OpenGL surface) is made the first time the tab is shown, so a window that never
 opens it never creates a GL context for it. Drag to orbit, wheel to zoom (vispy's turntable).
@@ -8,6 +10,7 @@ opens it never creates a GL context for it. Drag to orbit, wheel to zoom (vispy'
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -25,6 +28,9 @@ _FACES = np.array([
 COLOURS = {"held": (0.95, 0.6, 0.1, 1.0), "ghost": (0.9, 0.15, 0.15, 0.35)}
 BASE = (0.45, 0.6, 0.85, 1.0)
 SURFACE = (0.75, 0.7, 0.62, 1.0)
+PATH = (0.45, 0.2, 0.6, 1.0)
+CONTACT = (0.1, 0.6, 0.2, 1.0)
+Points = Sequence[tuple[float, float, float]]
 
 
 def boxes(graph: SceneGraph, ids: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -49,7 +55,7 @@ class Scene3D(QWidget):
         self.lay.setContentsMargins(0, 0, 0, 0)
         self.legend = QLabel(
             "boxes: objects · orange: held · lines: relations · red ghosts: where the agent's "
-            "belief puts what it gets wrong"
+            "belief puts what it gets wrong · purple: the arm's path · green dots: contacts"
         )
         self.legend.setWordWrap(True)
         self.legend.setMaximumHeight(40)
@@ -57,8 +63,10 @@ class Scene3D(QWidget):
         self.canvas: Any = None
         self.view: Any = None
         self._framed = False  # the camera was fitted to the scene once
-        self._pending: tuple[SceneGraph, SceneGraph | None] | None = None
+        self._pending: tuple[SceneGraph, SceneGraph | None, Points, Points] | None = None
         self.shown_ghosts: list[str] = []
+        self.shown_path = 0  # points of the arm's path drawn
+        self.shown_contacts = 0
 
     def _make(self) -> None:
         import vispy  # type: ignore[import-untyped]
@@ -76,6 +84,11 @@ class Scene3D(QWidget):
         self.ghost.set_gl_state("translucent", depth_test=False)
         self.edges = scene.visuals.Line(parent=view.scene, connect="segments",
                                         color=(0.2, 0.2, 0.2, 1.0), width=2)  # fmt: skip
+        self.path = scene.visuals.Line(parent=view.scene, color=PATH, width=2)
+        self.tip = scene.visuals.Markers(parent=view.scene)
+        self.contacts = scene.visuals.Markers(parent=view.scene)
+        for marks in (self.tip, self.contacts):
+            marks.set_gl_state("translucent", depth_test=False)  # seen through the boxes
         # everything exists before the canvas joins the layout: showing it may re-enter here
         self.canvas, self.view = canvas, view
         self.lay.addWidget(canvas.native, 1)
@@ -87,8 +100,11 @@ class Scene3D(QWidget):
         if self._pending is not None:  # what the playhead moved to while the tab was hidden
             self.show_graph(*self._pending)
 
-    def show_graph(self, graph: SceneGraph, belief: SceneGraph | None = None) -> None:
-        self._pending = (graph, belief)
+    def show_graph(
+        self, graph: SceneGraph, belief: SceneGraph | None = None, path: Points = (),
+        contacts: Points = (),
+    ) -> None:  # fmt: skip
+        self._pending = (graph, belief, path, contacts)
         if self.view is None or not self.isVisible():  # drawn when the tab is shown
             return
         held = graph.held()
@@ -121,4 +137,19 @@ class Scene3D(QWidget):
             self.ghost.visible = True
         else:
             self.ghost.visible = False
+        self._arm(path, contacts)
         self.canvas.update()
+
+    def _arm(self, path: Points, contacts: Points) -> None:
+        self.shown_path, self.shown_contacts = len(path), len(contacts)
+        self.path.visible = len(path) >= 2
+        if self.path.visible:
+            self.path.set_data(pos=np.array(path, float))
+        self.tip.visible = bool(path)
+        if path:
+            self.tip.set_data(np.array(path[-1:], float), face_color=PATH, size=10,
+                              edge_width=0)  # fmt: skip
+        self.contacts.visible = bool(contacts)
+        if contacts:
+            self.contacts.set_data(np.array(contacts, float), face_color=CONTACT, size=7,
+                                   edge_width=0)  # fmt: skip

@@ -247,7 +247,8 @@ class EpisodeWorkspace(QObject):
         self.inspector.show_state(tick, tl.graphs.graph_at(tick), tl.graphs.diff(i),
                                   tl.contract_at(tick), tl.belief_at(tick))  # fmt: skip
         self.world.show_tick(tick)
-        self.scene3d.show_graph(tl.graphs.graph_at(tick), tl.belief_at(tick))
+        self.scene3d.show_graph(tl.graphs.graph_at(tick), tl.belief_at(tick),
+                                tl.arm_path(tick), tl.contacts_at(tick))  # fmt: skip
         for view in (self.saw_assistant, self.saw_user, self.saw_agent):
             view.show_exchange(tl.exchange_at(view.party, tick), tick)
         self.moved.emit(tick)
