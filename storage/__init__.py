@@ -33,6 +33,7 @@ from storage._bundles import (
 from storage._caseformat import FORMAT as CASE_FORMAT
 from storage._caseformat import CaseFile, CaseImportError, read_case_file
 from storage._db import SchemaTooNewError
+from storage._episode_notes import EpisodeNotes, NoteRecord
 from storage._episode_records import (
     ActionRecord,
     ActionSource,
@@ -47,6 +48,7 @@ from storage._episode_records import (
     EpisodeStatus,
     TickRecord,
 )
+from storage._episode_rows import EpisodeRow, episode_rows
 from storage._episodes import Episodes
 from storage._export import CSV_COLUMNS, collect, to_csv, to_json
 from storage._history import History
@@ -183,7 +185,9 @@ __all__ = [
     "EpisodeError",
     "EpisodeMode",
     "EpisodeNotFoundError",
+    "EpisodeNotes",
     "EpisodeRecord",
+    "EpisodeRow",
     "EpisodeStatus",
     "Episodes",
     "EventCategory",
@@ -209,6 +213,7 @@ __all__ = [
     "MergeConflictError",
     "MergeReport",
     "NoRatingsError",
+    "NoteRecord",
     "OpenedAssignment",
     "PanelSelection",
     "Party",
@@ -256,6 +261,7 @@ __all__ = [
     "bundle_origin",
     "collect",
     "disagreements",
+    "episode_rows",
     "evaluator",
     "export_assignment",
     "export_work",

@@ -8,8 +8,9 @@ itself: a second episode for the same cell (a job re-run after its worker was ki
 write) is refused with :class:`BatchError`, and the whole job transaction rolls back with it.
 
 Failure attributions are kept per episode: proposed from the trace by the metrics, edited by a
-person; a proposal never overwrites an edit. Batch ids may be shortened to a unique prefix of at
-least 6 characters, as episode ids can.
+person; a proposal never overwrites an edit, and an edit is an undoable change on the person's
+history (a proposal is not: it is the metrics' output, recomputed at will). Batch ids may be
+shortened to a unique prefix of at least 6 characters, as episode ids can.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from storage._db import ids_with_prefix, write
-from storage._history import now
+from storage._history import Changeset, check_scope, now
 from storage._interaction_records import (
     ATTRIBUTION_PARTIES,
     AmbiguousBatchError,
@@ -173,19 +174,31 @@ class Batches:
             )
             return cur.rowcount == 1
 
-    def edit_attribution(self, episode_id: str, party: AttributionParty, reason: str) -> None:
-        """A person's attribution: replaces any proposal, and later proposals leave it alone."""
+    def edit_attribution(
+        self, episode_id: str, party: AttributionParty, reason: str, *, scope: str
+    ) -> None:
+        """A person's attribution: replaces any proposal, and later proposals leave it alone.
+
+        An undoable change on ``scope``'s stack (the rater id), recorded in the same transaction;
+        confirming the attribution already stored changes nothing and records nothing.
+        """
         party = _party(party)
         reason = check_reason(reason)
+        scope = check_scope(scope, BatchError)
         with write(self._db):
             eid = self._project.episodes._resolve(episode_id)
-            self._db.execute(
-                f"INSERT INTO sim_attributions ({_ATTRIBUTION_COLUMNS}) "
-                "VALUES (?, ?, ?, 'edited', ?) ON CONFLICT (episode_id) DO UPDATE SET "
-                "party = excluded.party, reason = excluded.reason, source = 'edited', "
-                "updated = excluded.updated",
-                [eid, party, reason, now()],
-            )
+            current = self.attribution(eid)
+            if current is not None and current == AttributionRecord(
+                eid, party, reason, "edited", current.updated
+            ):
+                return
+            cs = Changeset(self._db)
+            cs.put(
+                "sim_attributions",
+                {"episode_id": eid, "party": party, "reason": reason, "source": "edited",
+                 "updated": now()},
+            )  # fmt: skip
+            self._project.history.record(scope, f"attribute episode {eid[:8]} to {party}", cs)
 
     # ---- readers -------------------------------------------------------------------------
     def get(self, batch_id: str) -> BatchRecord:
@@ -259,6 +272,18 @@ class Batches:
             args,
         ).fetchall()
         return [AttributionRecord(*r) for r in rows]
+
+    def attributions_by_episode(self) -> dict[str, AttributionRecord]:
+        """Every stored attribution, by episode id (one query, for a list of all episodes)."""
+        rows = self._db.execute(f"SELECT {_ATTRIBUTION_COLUMNS} FROM sim_attributions")
+        return {str(r[0]): AttributionRecord(*r) for r in rows.fetchall()}
+
+    def cells_by_episode(self) -> dict[str, BatchCellRecord]:
+        """The planned run each batch episode filled, by episode id (one query)."""
+        rows = self._db.execute(
+            f"SELECT {_CELL_COLUMNS} FROM sim_batch_cells WHERE episode_id IS NOT NULL"
+        ).fetchall()
+        return {str(r[8]): BatchCellRecord(*r) for r in rows}
 
     # ---- helpers -------------------------------------------------------------------------
     def _cell_row(self, bid: str, cell: int, run: int) -> Any:

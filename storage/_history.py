@@ -5,17 +5,25 @@ each row it touches and stores them as one ``history`` row in the same transacti
 Undo writes the before images back (in reverse order) and marks the entry undone; redo writes the
 after images. Because the stack lives in the database, undo survives a restart or a crash, and a
 new change discards the redo branch, as in every editor.
+
+A change is stored as ``{table, id, before, after}``: ``id`` holds the value of the table's single
+primary-key column, whatever that column is called (``id`` for the annotation tables,
+``episode_id`` for an episode's attribution and note). The column is read from the table when a
+change is recorded or replayed, so history stored before keys other than ``id`` existed reads the
+same way.
 """
 
 from __future__ import annotations
 
 import json
+import sqlite3
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 import sqlite_utils
 
+from annotation import UserError
 from storage._db import write
 
 Row = dict[str, Any]
@@ -23,6 +31,21 @@ Row = dict[str, Any]
 
 def now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def check_scope(scope: object, error: type[UserError]) -> str:
+    """A history scope (whose undo stack: the rater id), refused by name when unusable."""
+    if not isinstance(scope, str) or not scope.strip():
+        raise error(f"scope: expected a rater id (whose undo stack), got {scope!r}")
+    return scope
+
+
+def key_column(db: sqlite_utils.Database, table: str) -> str:
+    """The table's primary-key column; undo addresses rows by it, so there must be one."""
+    pks = db.table(table).pks
+    if len(pks) != 1 or pks == ["rowid"]:
+        raise ValueError(f"{table}: undo needs a single-column primary key, not {pks}")
+    return str(pks[0])
 
 
 @dataclass
@@ -33,14 +56,14 @@ class Changeset:
     changes: list[Row] = field(default_factory=list)
 
     def row(self, table: str, pk: int | str) -> Row | None:
-        rows = list(self.db[table].rows_where("id = ?", [pk]))
+        rows = list(self.db[table].rows_where(f"[{key_column(self.db, table)}] = ?", [pk]))
         return rows[0] if rows else None
 
     def insert(self, table: str, values: Row) -> int:
-        """Insert a row; returns its id."""
+        """Insert a row into a table keyed by an integer ``id``; returns its id."""
         tbl = self.db.table(table)
         tbl.insert(values)
-        pk = values.get("id", tbl.last_pk)
+        pk = values.get(key_column(self.db, table), tbl.last_pk)
         assert pk is not None
         self.changes.append(
             {"table": table, "id": pk, "before": None, "after": self.row(table, pk)}
@@ -56,6 +79,16 @@ class Changeset:
         if after != before:
             self.changes.append({"table": table, "id": pk, "before": before, "after": after})
 
+    def put(self, table: str, values: Row) -> None:
+        """Insert the row, or replace the given columns of the row with its key (an upsert)."""
+        column = key_column(self.db, table)
+        pk = values[column]
+        before = self.row(table, pk)
+        self.db.table(table).upsert(values, pk=column)
+        after = self.row(table, pk)
+        if after != before:
+            self.changes.append({"table": table, "id": pk, "before": before, "after": after})
+
     def delete(self, table: str, pk: int | str) -> None:
         before = self.row(table, pk)
         if before is None:
@@ -65,10 +98,18 @@ class Changeset:
 
 
 def _restore(db: sqlite_utils.Database, table: str, pk: Any, image: Row | None) -> None:
+    column = key_column(db, table)
     if image is None:
-        db.execute(f"DELETE FROM [{table}] WHERE id = ?", [pk])
-    else:
-        db.table(table).upsert(image, pk="id")
+        db.execute(f"DELETE FROM [{table}] WHERE [{column}] = ?", [pk])
+        return
+    try:
+        db.table(table).upsert(image, pk=column)
+    except sqlite3.IntegrityError as err:
+        # The row's parent was deleted outside the history (an episode removed with its note
+        # and attribution): the cascade took this row, and undo must not bring back an orphan.
+        # Any other constraint failing is a bug and propagates.
+        if "FOREIGN KEY" not in str(err):
+            raise
 
 
 class History:

@@ -18,6 +18,7 @@ from annotation import UserError
 from storage._annotations import Annotations
 from storage._batches import Batches
 from storage._db import connect, migrate, write
+from storage._episode_notes import EpisodeNotes
 from storage._episodes import Episodes
 from storage._history import History, now
 from storage._jobs import Jobs
@@ -47,6 +48,7 @@ class Project:
         self.studies = Studies(db)
         self.episodes = Episodes(self)
         self.batches = Batches(self)
+        self.notes = EpisodeNotes(self)
 
     # ---- lifecycle ----------------------------------------------------------------------
     @classmethod

@@ -8,7 +8,8 @@ sim_ticks, sim_actions, sim_anomalies, sim_conditions, sim_metrics, sim_artifact
 (v5): the queue's retry settings per job, and indexes to sum a job's spend from its calls.
 (v6): interactive episodes (sim_turns, sim_events, sim_exchanges) and episode batches
 (sim_batches, sim_batch_cells, sim_attributions). (v7): interaction-quality verdicts
-(sim_quality_verdicts), and judge_runs.episode_id for the runs that made them.
+(sim_quality_verdicts), and judge_runs.episode_id for the runs that made them. (v8): agent
+beliefs per tick (sim_beliefs). (v9): a person's note on an episode (sim_episode_notes).
 """
 
 from __future__ import annotations
@@ -668,4 +669,22 @@ def _v8(db: sqlite_utils.Database) -> None:
         db.execute(statement)
 
 
-MIGRATIONS: list[Migration] = [_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8]
+_V9_SQL = [
+    # A person's note on an episode, beside its failure attribution. Notes and attribution edits
+    # are undoable changes; the history addresses rows by this single-column key. An empty
+    # note is no note: clearing one deletes its row.
+    """CREATE TABLE sim_episode_notes (
+        episode_id TEXT PRIMARY KEY REFERENCES sim_episodes(id) ON DELETE CASCADE,
+        note TEXT NOT NULL CHECK (note <> ''),
+        updated TEXT NOT NULL
+    )""",
+]
+
+
+def _v9(db: sqlite_utils.Database) -> None:
+    """Episode notes, written by people in the episode browser or ``workbench episode note``."""
+    for statement in _V9_SQL:
+        db.execute(statement)
+
+
+MIGRATIONS: list[Migration] = [_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9]

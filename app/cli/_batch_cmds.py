@@ -127,20 +127,39 @@ def _cell_json(c: Any) -> dict[str, Any]:
     return {k: getattr(c, k) for k in keys}
 
 
+#: whose undo stack a person's edit from the command line goes on: the GUI's rater by default,
+#: so the same person can take it back with Edit → Undo in the window
+rater_option = click.option(
+    "--rater", default=None,
+    help="Whose undo stack the change goes on (default: WB_RATER, else your OS user name, as in "
+    "the workbench window).",
+)  # fmt: skip
+
+
+def rater_or_default(rater: str | None) -> str:
+    from storage import load_settings
+
+    return rater if rater is not None else load_settings().rater
+
+
 @batch.command("attribute")
 @click.argument("episode")
 @click.argument("party", type=click.Choice(["assistant", "user", "environment", "none"]))
 @click.argument("reason")
 @project_option
-def attribute(episode: str, party: str, reason: str, project_dir: Path) -> None:
+@rater_option
+def attribute(episode: str, party: str, reason: str, project_dir: Path, rater: str | None) -> None:
     """Set EPISODE's failure attribution by hand (later proposals leave it alone)."""
     from typing import cast
 
     from storage import AttributionParty
 
+    scope = rater_or_default(rater)
     with _open(project_dir) as project:
-        project.batches.edit_attribution(episode, cast(AttributionParty, party), reason)
-    click.echo(f"episode {episode}: attributed to {party}")
+        project.batches.edit_attribution(
+            episode, cast(AttributionParty, party), reason, scope=scope
+        )
+    click.echo(f"episode {episode}: attributed to {party} (undo it in the workbench as {scope})")
 
 
 def _show(project: Project, batch_id: str, by: str, as_json: bool) -> None:

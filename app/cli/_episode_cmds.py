@@ -1,4 +1,6 @@
-"""``workbench episode run``: one interactive episode (simulated user + assistant under test)."""
+"""``workbench episode run``: one interactive episode (simulated user + assistant under test);
+``episode import``: a bundle from another harness; ``episode note``: a person's note on one;
+``episode export``: one episode as a Rerun recording (.rrd)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import click
+
+from app.cli._batch_cmds import rater_option, rater_or_default
 
 
 def _options(pairs: tuple[str, ...], flag: str) -> dict[str, Any]:
@@ -138,6 +142,49 @@ def import_(bundle: Path, project_dir: Path) -> None:
     with Project.open(project_dir) as project:
         eid = import_bundle(project, bundle)
     click.echo(f"episode {eid[:8]} imported from {bundle}; open it in the Episode workspace")
+
+
+@episode.command("note")
+@click.argument("episode_id", metavar="EPISODE")
+@click.argument("text")
+@click.option(
+    "--project", "project_dir", required=True, type=click.Path(path_type=Path),
+    help="Project folder.",
+)  # fmt: skip
+@rater_option
+def note(episode_id: str, text: str, project_dir: Path, rater: str | None) -> None:
+    """Set EPISODE's note to TEXT ('' clears it); the episode browser shows it."""
+    from storage import Project
+
+    scope = rater_or_default(rater)
+    with Project.open(project_dir) as project:
+        eid = project.episodes.get(episode_id).id
+        project.notes.set_note(eid, text, scope=scope)
+    done = "note saved" if text.strip() else "note cleared"
+    click.echo(f"episode {eid[:8]}: {done} (undo it in the workbench as {scope})")
+
+
+@episode.command("export")
+@click.argument("episode_id", metavar="EPISODE")
+@click.option(
+    "--rrd", "rrd", required=True, type=click.Path(path_type=Path, dir_okay=False),
+    help="The Rerun recording to write (.rrd).",
+)  # fmt: skip
+@click.option(
+    "--project", "project_dir", required=True, type=click.Path(path_type=Path),
+    help="Project folder.",
+)  # fmt: skip
+def export(episode_id: str, rrd: Path, project_dir: Path) -> None:
+    """Export EPISODE (an id or its first characters) to a Rerun recording for Rerun's viewer.
+
+    Needs the optional rerun-sdk: pip install 'rollout-workbench[rerun]'.
+    """
+    from sim.review import export_rerun
+    from storage import Project
+
+    with Project.open(project_dir) as project:
+        result = export_rerun(project, episode_id, rrd)
+    click.echo(result.summary())
 
 
 COMMANDS = [episode]

@@ -88,6 +88,7 @@ class MainWindow(QMainWindow):
 
         self.annotate = AnnotateWorkspace(self.state, self.bridge, settings)
         self.episode = EpisodeWorkspace(self.bridge)
+        self.episode.browser.bind(self.state)  # attributions and notes: the rater's, undoable
         # the middle of the window: the player, or the episode on its playhead
         self.center = QStackedWidget()
         self.center.addWidget(self.annotate.center)

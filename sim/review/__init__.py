@@ -10,12 +10,15 @@ from sim.review._bundle import BundleFormatError, import_bundle, read_bundle
 from sim.review._camera import FreeCamera
 from sim.review._fork import first_divergence, fork_build
 from sim.review._live import Build, LiveRun
+from sim.review._rerun import INSTALL_HINT as RERUN_INSTALL_HINT
+from sim.review._rerun import RerunExport, RerunMissingError, export_rerun
 from sim.review._timeline import TRACKS, EpisodeTimeline, Item, diverges_at, load_timeline
 from sim.review._videos import VideoFrames
 from sim.review._worlds import Frame, FrameThread, LiveFrames, WorldCursor
 
 __all__ = [
     "BUNDLE_FORMAT",
+    "RERUN_INSTALL_HINT",
     "TRACKS",
     "Build",
     "BundleFormatError",
@@ -28,11 +31,14 @@ __all__ = [
     "LiveFrames",
     "LiveRun",
     "Mismatch",
+    "RerunExport",
+    "RerunMissingError",
     "VideoFrames",
     "WorldCursor",
     "apply_diff",
     "changed",
     "diverges_at",
+    "export_rerun",
     "first_divergence",
     "fork_build",
     "import_bundle",

@@ -13,6 +13,7 @@ playhead never queues a backlog.
 
 from __future__ import annotations
 
+import bisect
 import json
 import threading
 from collections.abc import Callable
@@ -26,9 +27,18 @@ from numpy.typing import NDArray
 from sim.episode import EpisodeRunner, ReplayAgent, make_world, recorded
 from storage import Project
 
+#: ticks a cursor keeps in memory (about 10 kB each for the kitchen scene)
+MEMO_TICKS = 5000
+
 
 class WorldCursor:
-    """A replaying runner positioned at any tick of one stored episode."""
+    """A replaying runner positioned at any tick of one stored episode.
+
+    Every tick it passes through is kept in memory as a runner snapshot (about 10 kB for the
+    kitchen scene; up to :data:`MEMO_TICKS` of them), so going back to a tick seen once costs a
+    restore (~1 ms) instead of a replay from the stored snapshot before it; :meth:`prefetch`
+    fills the rest in while the view is idle.
+    """
 
     def __init__(self, project: Project, episode_id: str) -> None:
         ep, bound, decisions = recorded(project, episode_id)
@@ -37,8 +47,12 @@ class WorldCursor:
         self.snapshots = [(t, s) for t, s in project.episodes.snapshots(ep.id)]
         self.expected = project.episodes.hashes(ep.id)
         self._bound, self._decisions = bound, decisions
+        self._memo: dict[int, dict[str, Any]] = {}
+        self._memo_ticks: list[int] = []  # sorted keys of _memo
+        self._frontier = 0  # every tick below it is in the memo
         self.runner = self._make()
         self.runner.start()
+        self._remember()
 
     def _make(self) -> EpisodeRunner:
         ep = self.episode
@@ -54,19 +68,46 @@ class WorldCursor:
     def seek(self, tick: int) -> int:
         """Put the world at ``tick`` (clamped to the episode); returns the tick reached."""
         tick = max(0, min(int(tick), self.episode.ticks))
+        if tick == self.runner.tick:
+            return tick
         snap = None
         for t, s in self.snapshots:
             if t <= tick:
                 snap = (t, s)
-        if self.runner.tick > tick or (snap is not None and snap[0] > self.runner.tick):
+        k = bisect.bisect_right(self._memo_ticks, tick) - 1
+        memo = self._memo_ticks[k] if k >= 0 else -1
+        here = self.runner.tick if self.runner.tick <= tick else -1
+        stored = snap[0] if snap is not None else -1
+        if memo > here and memo >= stored:
+            self.runner = self._make()
+            self.runner.restore(self._memo[memo])
+        elif stored > here or here < 0:
             self.runner = self._make()
             if snap is None:
                 self.runner.start()
             else:
                 self.runner.restore(json.loads(snap[1]))
+            self._remember()
         while self.runner.tick < tick and self.runner.result is None:
             self.runner.step()
+            self._remember()
         return self.runner.tick
+
+    def prefetch(self) -> bool:
+        """Replay one more tick into the memory (the first one missing); False when there is
+        nothing left to do (all ticks held, or the memory is full)."""
+        while self._frontier in self._memo:
+            self._frontier += 1
+        if self._frontier > self.episode.ticks or len(self._memo) >= MEMO_TICKS:
+            return False
+        self.seek(self._frontier)
+        return True
+
+    def _remember(self) -> None:
+        t = self.runner.tick
+        if t not in self._memo and len(self._memo) < MEMO_TICKS:
+            self._memo[t] = self.runner.snapshot()
+            bisect.insort(self._memo_ticks, t)
 
     @property
     def faithful(self) -> bool:
@@ -105,6 +146,8 @@ class FrameThread:
         self.cameras: list[str] = []
         self.ready = threading.Event()
         self.on_ready = on_ready  # called on this object's thread once its cameras are known
+        #: set once every tick is held in memory: from then on a seek restores, never replays
+        self.prefetched = threading.Event()
         self._want: tuple[int, str, dict[str, Any]] | None = None
         self._cv = threading.Condition()
         self._stop = False
@@ -136,13 +179,23 @@ class FrameThread:
             with Project.open(self.root) as project:
                 cursor = WorldCursor(project, self.episode_id)
             self.cameras = list(getattr(cursor.world, "cameras", ()))
+            idle = True  # prefetch while nothing is asked
             self.ready.set()
             if self.on_ready is not None:
                 self.on_ready()
             while True:
                 with self._cv:
                     while self._want is None and self._pick is None and not self._stop:
-                        self._cv.wait()
+                        if idle:  # nothing asked: replay one more tick into memory
+                            self._cv.release()
+                            try:
+                                idle = cursor.prefetch()
+                            finally:
+                                self._cv.acquire()
+                            if not idle:
+                                self.prefetched.set()
+                        else:
+                            self._cv.wait()
                     if self._stop:
                         return
                     want, self._want = self._want, None

@@ -474,3 +474,24 @@ def test_ctrl_drag_pushes_a_body_in_a_live_physics_run(
     assert span[0] == start and span[1] == start + 4
     panel.stop()
     assert ws.live is panel
+
+
+def test_export_the_open_episode_to_rerun(
+    make_window: Callable[[Path], MainWindow], episodes_dir: tuple[Path, str], qtbot: QtBot,
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    from rerun.chunk import RrdReader
+
+    root, eid = episodes_dir
+    w = make_window(root)
+    w.set_workspace("episode")
+    ws = w.episode
+    assert not ws.rerun_button.isEnabled()  # nothing open yet
+    ws.open(eid)
+    qtbot.waitUntil(lambda: ws.timeline is not None and ws.rerun_button.isEnabled())
+    out = tmp_path / "ep.rrd"
+    ws.export_rerun(out)
+    qtbot.waitUntil(lambda: ws.title.text().startswith("wrote"), timeout=60_000)
+    assert out.is_file() and str(out) in ws.title.text()
+    (rec,) = RrdReader(out).recordings()
+    assert rec.application_id == "rollout-workbench"

@@ -63,6 +63,8 @@ SWEEP: dict[str, list[str]] = {
     "sim check": ["{X}", "--ee-site", "s", "--arm-joints", "j1", "--gripper", "g"],
     "episode run": ["nope", "--project", "{P}"],
     "episode import": ["{X}", "--project", "{P}"],
+    "episode note": ["nope", "why", "--project", "{P}"],
+    "episode export": ["nope", "--rrd", "{X}.rrd", "--project", "{P}"],
     "batch run": ["{X}.json", "--project", "{P}"],
     "batch status": ["nope", "--project", "{P}"],
     "batch list": ["--project", "{P}"],

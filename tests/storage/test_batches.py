@@ -209,7 +209,7 @@ def test_attributions_propose_edit_filter(project: Project) -> None:
     assert batches.propose(eps[2], "environment", "grasp failed twice")
     assert batches.propose(loose, "none", "")
     assert batches.propose(eps[1], "assistant", "re-proposed after a metrics fix")  # replaces
-    batches.edit_attribution(eps[2], "assistant", "the advice was wrong, not the grasp")
+    batches.edit_attribution(eps[2], "assistant", "the advice was wrong, not the grasp", scope="r")
     assert not batches.propose(eps[2], "environment", "proposal again")  # an edit stands
     rec = batches.attribution(eps[2])
     assert isinstance(rec, AttributionRecord)
@@ -224,7 +224,7 @@ def test_attributions_propose_edit_filter(project: Project) -> None:
     with pytest.raises(BatchError, match="party: 'robot' is not one of assistant, user"):
         batches.propose(eps[0], "robot", "x")  # type: ignore[arg-type]
     with pytest.raises(BatchError, match="reason: expected text"):
-        batches.edit_attribution(eps[0], "user", None)  # type: ignore[arg-type]
+        batches.edit_attribution(eps[0], "user", None, scope="r")  # type: ignore[arg-type]
     with pytest.raises(EpisodeNotFoundError):
         batches.propose("f" * 32, "user", "x")
 

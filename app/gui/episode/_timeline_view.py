@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor
+from PySide6.QtCore import QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QPainter
+from PySide6.QtWidgets import QGraphicsItem
 
 from sim.review import Item
 
@@ -27,6 +28,48 @@ COLORS = {
     "unresolved": "#e67e22", "evidence": "#16a085", "perturbed": "#6c3483",
 }  # fmt: skip
 DEFAULT = "#555555"
+
+
+class _Spans(pg.GraphicsObject):  # type: ignore[misc]
+    """Bars of one colour that draws only those in the visible range (pyqtgraph's
+    BarGraphItem hands Qt every bar on every frame: with 100,000 items, panning stutters)."""
+
+    def __init__(self, x0: np.ndarray, x1: np.ndarray, y: np.ndarray, colour: str) -> None:
+        super().__init__()
+        order = np.argsort(x0, kind="stable")
+        self._x0, self._x1, self._y = x0[order], x1[order], y[order]
+        self._widest = float((self._x1 - self._x0).max()) if len(order) else 0.0
+        self._brush = pg.mkBrush(colour)
+        self._shown: tuple[float, float] | None = None
+        self._rects: list[QRectF] = []
+        lo, hi = float(self._x0.min()), float(self._x1.max())
+        ylo, yhi = float(self._y.min()) - ROW_H / 2, float(self._y.max()) + ROW_H / 2
+        self._bounds = QRectF(lo, ylo, hi - lo, yhi - ylo)
+
+    def boundingRect(self) -> QRectF:
+        return self._bounds
+
+    def visible(self, xmin: float, xmax: float) -> list[QRectF]:
+        if self._shown != (xmin, xmax):
+            a = int(np.searchsorted(self._x0, xmin - self._widest, "left"))
+            b = int(np.searchsorted(self._x0, xmax, "right"))
+            keep = np.nonzero(self._x1[a:b] >= xmin)[0] + a
+            x0, x1, y = self._x0[keep].tolist(), self._x1[keep].tolist(), self._y[keep].tolist()
+            h = ROW_H
+            self._rects = [
+                QRectF(s, r - h / 2, e - s, h) for s, e, r in zip(x0, x1, y, strict=True)
+            ]
+            self._shown = (xmin, xmax)
+        return self._rects
+
+    def paint(self, p: QPainter, *_args: object) -> None:
+        vb = self.getViewBox()
+        if vb is None:
+            return
+        (xmin, xmax), _ = vb.viewRange()
+        p.setPen(Qt.PenStyle.NoPen)
+        p.setBrush(self._brush)
+        p.drawRects(self.visible(xmin, xmax))
 
 
 class TimelineView(pg.PlotWidget):  # type: ignore[misc]
@@ -50,6 +93,10 @@ class TimelineView(pg.PlotWidget):  # type: ignore[misc]
             lambda line: self.seek.emit(round(line.value()))
         )
         self.scene().sigMouseClicked.connect(self._clicked)
+        # the track names never change while panning: paint them once, not every frame
+        self.getPlotItem().getAxis("left").setCacheMode(
+            QGraphicsItem.CacheMode.DeviceCoordinateCache
+        )
 
     # ---- content ---------------------------------------------------------------------------
     def show_items(self, tracks: tuple[str, ...], items: list[Item], ticks: int) -> None:
@@ -68,8 +115,7 @@ class TimelineView(pg.PlotWidget):  # type: ignore[misc]
             x0 = np.array([i.start for i in its], float)
             w = np.array([i.end - i.start for i in its], float)
             y = np.array([row[i.track] for i in its], float)
-            plot.addItem(pg.BarGraphItem(x0=x0, width=w, y=y, height=ROW_H,
-                                         brush=COLORS.get(kind, DEFAULT), pen=None))  # fmt: skip
+            plot.addItem(_Spans(x0, x0 + w, y, COLORS.get(kind, DEFAULT)))
         for kind, its in marks.items():
             track_colour = COLORS.get(its[0].track, DEFAULT)
             plot.addItem(pg.ScatterPlotItem(

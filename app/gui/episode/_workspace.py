@@ -31,7 +31,7 @@ from app.gui.episode._scene3d import Scene3D
 from app.gui.episode._timeline_view import TimelineView
 from app.gui.episode._transcript import Transcript
 from app.gui.episode._world_view import WorldView
-from sim.review import EpisodeTimeline, load_timeline
+from sim.review import EpisodeTimeline, RerunExport, load_timeline
 from storage import Project
 
 
@@ -57,6 +57,13 @@ def import_into(root: Path, folder: Path) -> str:
 
     with Project.open(root) as project:
         return import_bundle(project, folder)
+
+
+def export_into(root: Path, episode_id: str, path: Path) -> RerunExport:
+    from sim.review import export_rerun
+
+    with Project.open(root) as project:
+        return export_rerun(project, episode_id, path)
 
 
 def read_timeline(root: Path, episode_id: str) -> EpisodeTimeline:
@@ -108,6 +115,13 @@ class EpisodeWorkspace(QObject):
         )
         self.fork_button.clicked.connect(self.fork_here)
         self.fork_button.setEnabled(False)
+        self.rerun_button = QPushButton("Export to Rerun…")
+        self.rerun_button.setToolTip(
+            "Write this episode as a Rerun recording (.rrd): world, belief, videos, dialogue, "
+            "events and contract on Rerun's timeline (needs rollout-workbench[rerun])"
+        )
+        self.rerun_button.clicked.connect(self._export_dialog)
+        self.rerun_button.setEnabled(False)
         nxt = QPushButton("next item ▶▶")
         nxt.setToolTip("Jump to the next thing that happens on the timeline")
         nxt.clicked.connect(self.next_item)
@@ -123,7 +137,7 @@ class EpisodeWorkspace(QObject):
         lay.addWidget(self.title)
         lay.addWidget(self.live)
         bar = QHBoxLayout()
-        for w in (back, fwd, nxt, nxt_event, self.fork_button):
+        for w in (back, fwd, nxt, nxt_event, self.fork_button, self.rerun_button):
             bar.addWidget(w)
         bar.addWidget(self.slider, 1)
         bar.addWidget(self.tick_label)
@@ -219,6 +233,7 @@ class EpisodeWorkspace(QObject):
         else:
             self.parent_view.hide()
         self.fork_button.setEnabled(not live and bool(ep.config.get("interactive")))
+        self.rerun_button.setEnabled(not live)
         self.transcript.show_turns(tl.turns)
         self.slider.blockSignals(True)
         self.slider.setRange(0, tl.ticks)
@@ -252,6 +267,29 @@ class EpisodeWorkspace(QObject):
         for view in (self.saw_assistant, self.saw_user, self.saw_agent):
             view.show_exchange(tl.exchange_at(view.party, tick), tick)
         self.moved.emit(tick)
+
+    def _export_dialog(self) -> None:
+        from PySide6.QtWidgets import QFileDialog
+
+        if self.timeline is None:
+            return
+        name = f"{self.timeline.episode.id[:8]}.rrd"
+        path, _ = QFileDialog.getSaveFileName(self.center, "Export to Rerun", name,
+                                              "Rerun recording (*.rrd)")  # fmt: skip
+        if path:
+            self.export_rerun(Path(path))
+
+    def export_rerun(self, path: Path) -> None:
+        """Write the open episode to a Rerun file off the GUI thread (it replays the world)."""
+        if self.project is None or self.timeline is None:
+            return
+        self.title.setText(f"exporting to {path.name}…")
+        self.bridge.submit("episode-rerun", export_into, self.project.root,
+                           self.timeline.episode.id, path, on_done=self._exported,
+                           on_error=self._failed, long=True)  # fmt: skip
+
+    def _exported(self, done: RerunExport) -> None:
+        self.title.setText(done.summary().splitlines()[0])
 
     def _import_dialog(self) -> None:
         from PySide6.QtWidgets import QFileDialog

@@ -170,7 +170,8 @@ def test_attributions_proposed_and_edits_kept(ran: tuple[Path, str]) -> None:
         failed = [r for r in rows if r.party != "none"]
         assert failed, "the cheeseburger runs fail today: the table needs a failure to attribute"
         target = failed[0].episode_id
-        p.batches.edit_attribution(target, "environment", "the bun slid off (looked at video)")
+        p.batches.edit_attribution(target, "environment", "the bun slid off (looked at video)",
+                                   scope="r")  # fmt: skip
         party, _reason = propose_attribution(p, target)
         assert not p.batches.propose(target, party, "again")
         got = p.batches.attribution(target)
