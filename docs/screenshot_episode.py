@@ -1,6 +1,6 @@
 """Regenerate docs/images/episode-belief.png and episode-mujoco.png: the Episode workspace on a
 failed imported episode at its failing tick (world against belief) and on a physics episode
-(the MuJoCo view).
+(the MuJoCo view), and episode-3d.png: that tick in the 3D scene (the arm's path, contacts).
 
     xvfb-run -s "-screen 0 1600x1000x24" .venv/bin/python docs/screenshot_episode.py
 """
@@ -59,6 +59,15 @@ def main() -> None:
         pump(2)
         w.grab().save(str(HERE / "images" / f"{name}.png"))
         print("saved", name, "at tick", tick)
+    # the same tick in the 3D scene: the arm's path so far and the contacts
+    w.episode.tabs.setCurrentWidget(w.episode.scene3d)
+    pump(3)
+    w.grab().save(str(HERE / "images" / "episode-3d.png"))
+    print("saved episode-3d at tick", w.episode.tick)
+    if len(sys.argv) > 1:  # also at a small screen, for a look (not in the docs)
+        w.resize(1366, 768)
+        pump(2)
+        w.grab().save(sys.argv[1])
 
 
 if __name__ == "__main__":

@@ -76,6 +76,7 @@ class MainWindow(QMainWindow):
     def __init__(self, settings: Settings, bridge: Bridge | None = None) -> None:
         super().__init__()
         self.settings = settings
+        self._owns_bridge = bridge is None
         self.bridge = bridge or Bridge()
         self.state = AnnotateState(rater=settings.rater)
         self.setWindowTitle("Rollout Workbench")
@@ -521,6 +522,9 @@ class MainWindow(QMainWindow):
             self.layouts.save()
         self.workers.stop()
         self.annotate.close()
+        self.episode.live.stop()
         self.episode.world.close_episode()  # its render thread frees its GL context
         self.state.set_project(None)
+        if self._owns_bridge:  # late results must not reach the widgets being deleted
+            self.bridge.close()
         super().closeEvent(event)

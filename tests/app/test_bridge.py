@@ -31,3 +31,23 @@ def test_a_superseded_request_that_has_not_started_never_runs(qtbot: QtBot) -> N
     qtbot.waitUntil(lambda: shown == ["frame 3"])
     bridge.shutdown()
     assert ran == ["busy", "frame 3"]  # frames 1 and 2 were never decoded
+
+
+def test_nothing_is_delivered_once_its_window_has_closed(qtbot: QtBot) -> None:
+    bridge = Bridge(workers=1)
+    release = threading.Event()
+    finished = threading.Event()
+    shown: list[str] = []
+
+    def work() -> str:
+        release.wait(5)
+        finished.set()
+        return "late"
+
+    bridge.submit("episode-live", work, on_done=shown.append, on_error=shown.append)
+    bridge.close()  # the window closes while the work still runs
+    release.set()
+    assert finished.wait(5)
+    qtbot.wait(100)  # the relay's queued call has run by now
+    assert shown == []
+    bridge.shutdown()

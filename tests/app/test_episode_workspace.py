@@ -51,7 +51,9 @@ def test_click_on_the_timeline_moves_every_view(
     cell = browser.table.visualItemRect(browser.table.item(row, 1)).center()
     QTest.mouseClick(browser.table.viewport(), Qt.MouseButton.LeftButton, pos=cell)
     QTest.mouseDClick(browser.table.viewport(), Qt.MouseButton.LeftButton, pos=cell)
-    qtbot.waitUntil(lambda: ws.timeline is not None and ws.timeline.episode.id == eid)
+    qtbot.waitUntil(
+        lambda: ws.timeline is not None and ws.timeline.episode.id == eid, timeout=30_000
+    )
     assert "cheeseburger" in ws.title.text() and ws.tick == 0
     tl = ws.timeline
     assert tl is not None
@@ -63,7 +65,7 @@ def test_click_on_the_timeline_moves_every_view(
     widget_pt = view.mapFromScene(scene_pt)
     QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(widget_pt.x(),
                      widget_pt.y()))  # fmt: skip
-    qtbot.waitUntil(lambda: ws.tick == flag.start)
+    qtbot.waitUntil(lambda: ws.tick == flag.start, timeout=30_000)
     assert ws.slider.value() == flag.start
     assert view.playhead.value() == flag.start
     assert ws.inspector.tick == flag.start
@@ -121,7 +123,7 @@ def test_mujoco_view_follows_the_playhead(
     w.set_workspace("episode")
     ws = w.episode
     ws.open(eid)
-    qtbot.waitUntil(lambda: ws.timeline is not None)
+    qtbot.waitUntil(lambda: ws.timeline is not None, timeout=30_000)
     view = ws.world
     qtbot.waitUntil(lambda: view.frame is not None and view.frame.tick == 0, timeout=30_000)
     cameras = [view.camera.itemText(i) for i in range(view.camera.count())]
@@ -177,7 +179,9 @@ def test_mujoco_view_follows_the_playhead(
         sym = run_episode(open_scenario("stack-two"), mode="symbolic", project=p).episode_id
     assert sym is not None
     ws.open(sym)
-    qtbot.waitUntil(lambda: ws.timeline is not None and ws.timeline.episode.id == sym)
+    qtbot.waitUntil(
+        lambda: ws.timeline is not None and ws.timeline.episode.id == sym, timeout=30_000
+    )
     assert "no physics" in view.status.text() and view.frames is None
     assert not view.isVisible()
 
@@ -194,15 +198,16 @@ def test_live_episode_with_the_user_seat(
     panel.scenario.setCurrentText("cook-patty")
     panel.seat.setChecked(True)
     QTest.mouseClick(panel.start_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: panel.play_button.isEnabled())  # built off the GUI thread
+    # built off the GUI thread
+    qtbot.waitUntil(lambda: panel.play_button.isEnabled(), timeout=30_000)
     assert panel.say.isEnabled() and panel.human is not None
     QTest.mouseClick(panel.step_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: panel.live.tick == 1)
+    qtbot.waitUntil(lambda: panel.live.tick == 1, timeout=30_000)
     QTest.keyClicks(panel.say, "What should I start with?")
     QTest.keyClick(panel.say, Qt.Key.Key_Return)
     assert panel.say.text() == ""
     panel.live.step(30)  # the first rows reach the project after 25 ticks
-    qtbot.waitUntil(lambda: panel.live.tick == 31)
+    qtbot.waitUntil(lambda: panel.live.tick == 31, timeout=30_000)
     qtbot.waitUntil(lambda: ws.timeline is not None and ws.tick == 31, timeout=10_000)
     said = [t.text for t in ws.transcript.turns]
     assert "What should I start with?" in said
@@ -215,12 +220,12 @@ def test_live_episode_with_the_user_seat(
     assert panel.live.playing and "playing" in panel.status.text()
     qtbot.waitUntil(lambda: "RTF" in panel.status.text(), timeout=5_000)
     QTest.mouseClick(panel.play_button, Qt.MouseButton.LeftButton)  # pause
-    qtbot.waitUntil(lambda: not panel.live.playing)
+    qtbot.waitUntil(lambda: not panel.live.playing, timeout=30_000)
     assert any(a.action.describe() == "pick up the patty" for a in panel.live.runner.actions)
     target = panel.live.tick + 7
     panel.run_to.setValue(target)
     QTest.mouseClick(panel.run_to_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: panel.live.tick == target)
+    qtbot.waitUntil(lambda: panel.live.tick == target, timeout=30_000)
     assert not panel.live.playing
     eid = panel.episode_id
     panel.stop()
@@ -240,7 +245,7 @@ def test_fork_at_the_playhead_take_the_seat_and_compare(
     w.set_workspace("episode")
     ws, panel = w.episode, w.episode.live
     ws.open(parent)
-    qtbot.waitUntil(lambda: ws.timeline is not None and ws.fork_button.isEnabled())
+    qtbot.waitUntil(lambda: ws.timeline is not None and ws.fork_button.isEnabled(), timeout=30_000)
     ws.seek(120)
     panel.seat.setChecked(True)
     QTest.mouseClick(ws.fork_button, Qt.MouseButton.LeftButton)
@@ -257,7 +262,7 @@ def test_fork_at_the_playhead_take_the_seat_and_compare(
     assert fork is not None
     panel.stop()
     ws.open(fork)
-    qtbot.waitUntil(lambda: "fork of" in ws.title.text())
+    qtbot.waitUntil(lambda: "fork of" in ws.title.text(), timeout=30_000)
     tl = ws.timeline
     assert tl is not None and tl.episode.id == fork
     assert tl.parent is not None and tl.diverges_at is not None and tl.diverges_at >= 120
@@ -281,7 +286,7 @@ def test_open_a_bundle_from_another_harness_and_see_belief_against_world(
     assert ws.browser.import_button.isVisible()
     ws.import_bundle(bundle)
     qtbot.waitUntil(lambda: ws.timeline is not None and ws.timeline.episode.agent
-                    == "their-policy-v3")  # fmt: skip
+                    == "their-policy-v3", timeout=30_000)  # fmt: skip
     assert len(ws.browser.ids) == 1
     # click the rejection on the timeline: every view goes to the failing tick
     rejection = ws.timeline.on("rejections")[0]
@@ -289,7 +294,7 @@ def test_open_a_bundle_from_another_harness_and_see_belief_against_world(
     pt = ws.view.mapFromScene(vb.mapViewToScene(QPointF(rejection.start,
                                                         ws.view.row_y("rejections"))))  # fmt: skip
     QTest.mouseClick(ws.view.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(pt.x(), pt.y()))
-    qtbot.waitUntil(lambda: ws.tick == FAIL_TICK)
+    qtbot.waitUntil(lambda: ws.tick == FAIL_TICK, timeout=30_000)
     top = ws.inspector.find_row("world vs belief")
     assert top is not None and "1 mismatch" in top.text(1)
     row = ws.inspector.find_row("drawer · open")
@@ -298,7 +303,7 @@ def test_open_a_bundle_from_another_harness_and_see_belief_against_world(
     # the 3D scene: the drawer where the world has it, and its belief as a red ghost
     assert ws.scene3d.canvas is None  # no GL surface until the tab is opened
     ws.tabs.setCurrentWidget(ws.scene3d)
-    qtbot.waitUntil(lambda: ws.scene3d.canvas is not None)
+    qtbot.waitUntil(lambda: ws.scene3d.canvas is not None, timeout=30_000)
     assert ws.scene3d.shown_ghosts == ["drawer"]
     image = ws.scene3d.canvas.render()
     red = (image[..., 0] > 180) & (image[..., 1] < 140) & (image[..., 2] < 140)
@@ -320,7 +325,9 @@ def test_the_timeline_spans_each_episode_it_shows(
     ws = w.episode
     for eid in (short_id, long_id):  # a short episode first must not clamp the long one
         ws.open(eid)
-        qtbot.waitUntil(lambda e=eid: ws.timeline is not None and ws.timeline.episode.id == e)
+        qtbot.waitUntil(
+            lambda e=eid: ws.timeline is not None and ws.timeline.episode.id == e, timeout=30_000
+        )
     (x0, x1), _ = ws.view.getPlotItem().vb.viewRange()
     assert x0 <= 0 and x1 >= long_ticks
 
@@ -366,13 +373,13 @@ def test_compare_any_two_episodes_on_one_playhead(
     w.set_workspace("episode")
     ws = w.episode
     ws.open(a)
-    qtbot.waitUntil(lambda: ws.timeline is not None and ws.timeline.episode.id == a)
+    qtbot.waitUntil(lambda: ws.timeline is not None and ws.timeline.episode.id == a, timeout=30_000)
     browser = ws.browser
     row = next(r for r in range(browser.table.rowCount())
                if browser.table.item(r, 0).text() == b[:8])  # fmt: skip
     browser.table.setCurrentCell(row, 0)
     QTest.mouseClick(browser.compare_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: ws.compared is not None)
+    qtbot.waitUntil(lambda: ws.compared is not None, timeout=30_000)
     assert ws.compared == (b, first)  # the same layout and seed: they part when behaviour does
     assert ws.parent_view.isVisible()
     ws.seek(first)
@@ -407,11 +414,14 @@ def test_a_bundles_video_plays_at_the_playhead(
     w.set_workspace("episode")
     ws = w.episode
     ws.open(eid)
-    qtbot.waitUntil(lambda: ws.timeline is not None and ws.timeline.episode.id == eid)
+    qtbot.waitUntil(
+        lambda: ws.timeline is not None and ws.timeline.episode.id == eid, timeout=30_000
+    )
     (video,) = ws.timeline.on("video")
     assert (video.start, video.end) == (10, 40)  # 1 s in, 3 s long, at 0.1 s a tick
     view = ws.world
-    qtbot.waitUntil(lambda: view.camera.count() > 0)  # the videos are opened off the GUI thread
+    # the videos are opened off the GUI thread
+    qtbot.waitUntil(lambda: view.camera.count() > 0, timeout=30_000)
     assert view.isVisible() and view.camera.currentText() == "head"
     ws.seek(25)  # 2.5 s of episode time is 1.5 s into the video: its frame 15
     qtbot.waitUntil(lambda: view.frame is not None and view.frame.tick == 25, timeout=20_000)
@@ -488,7 +498,7 @@ def test_export_the_open_episode_to_rerun(
     ws = w.episode
     assert not ws.rerun_button.isEnabled()  # nothing open yet
     ws.open(eid)
-    qtbot.waitUntil(lambda: ws.timeline is not None and ws.rerun_button.isEnabled())
+    qtbot.waitUntil(lambda: ws.timeline is not None and ws.rerun_button.isEnabled(), timeout=30_000)
     out = tmp_path / "ep.rrd"
     ws.export_rerun(out)
     qtbot.waitUntil(lambda: ws.title.text().startswith("wrote"), timeout=60_000)

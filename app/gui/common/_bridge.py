@@ -42,6 +42,7 @@ class Bridge:
         self._gen: dict[str, int] = {}
         self._queued: dict[str, Future[Any]] = {}  # each channel's newest request
         self.synchronous = os.environ.get("WB_SYNCHRONOUS", "") == "1"
+        self.closed = False  # set when its window closes: results still running are dropped
 
     def submit(
         self,
@@ -91,8 +92,8 @@ class Bridge:
         on_done: Callable[[Any], None] | None,
         on_error: Callable[[BaseException], None] | None,
     ) -> None:
-        if gen != self._gen.get(channel) or fut.cancelled():
-            return  # stale: the user asked for something newer
+        if gen != self._gen.get(channel) or fut.cancelled() or self.closed:
+            return  # stale: the user asked for something newer (or closed the window)
         err = fut.exception()
         if err is not None:
             if on_error:
@@ -115,6 +116,13 @@ class Bridge:
             fn()
         else:
             self._relay.call.emit(fn)
+
+    def close(self) -> None:
+        """The window that shows results is closing: work still running finishes, but its
+        results (and failures) are no longer delivered to widgets that are gone."""
+        self.closed = True
+        for fut in self._queued.values():
+            fut.cancel()
 
     def shutdown(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)

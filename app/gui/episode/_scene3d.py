@@ -2,7 +2,7 @@
 edges between their centres, the held object highlighted, and the agent's belief as ghost
 boxes for the objects it gets wrong (drawn where the belief puts them, in red). Physics
 episodes add the end effector's path up to the playhead (a purple line, its tip a dot) and the
-points where objects touch anything at the playhead (green dots).
+points where objects touch anything at the playhead (yellow dots).
 
 The canvas (an OpenGL surface) is made the first time the tab is shown, so a window that never
 opens it never creates a GL context for it. Drag to orbit, wheel to zoom (vispy's turntable).
@@ -28,9 +28,21 @@ _FACES = np.array([
 COLOURS = {"held": (0.95, 0.6, 0.1, 1.0), "ghost": (0.9, 0.15, 0.15, 0.35)}
 BASE = (0.45, 0.6, 0.85, 1.0)
 SURFACE = (0.75, 0.7, 0.62, 1.0)
+DISH = (0.45, 0.72, 0.5, 1.0)
+HEATER = (0.3, 0.3, 0.34, 1.0)
 PATH = (0.45, 0.2, 0.6, 1.0)
-CONTACT = (0.1, 0.6, 0.2, 1.0)
+CONTACT = (0.95, 0.85, 0.1, 1.0)  # yellow: apart from the green dishes
 Points = Sequence[tuple[float, float, float]]
+
+
+def colour(tags: frozenset[str]) -> tuple[float, float, float, float]:
+    """The table (a fixed surface) in wood; heaters dark; things to put things on (plates,
+    boards, pans) green; everything else blue — so nothing disappears against the table."""
+    if "heater" in tags:
+        return HEATER
+    if "surface" in tags or "container" in tags:
+        return SURFACE if "fixed" in tags else DISH
+    return BASE
 
 
 def boxes(graph: SceneGraph, ids: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -54,8 +66,14 @@ class Scene3D(QWidget):
         self.lay = QVBoxLayout(self)
         self.lay.setContentsMargins(0, 0, 0, 0)
         self.legend = QLabel(
-            "boxes: objects · orange: held · lines: relations · red ghosts: where the agent's "
-            "belief puts what it gets wrong · purple: the arm's path · green dots: contacts"
+            "blue: objects · green: dishes · dark: heaters · orange: held · red ghosts: wrong "
+            "beliefs · purple: arm path · yellow: contacts"
+        )
+        self.legend.setToolTip(
+            "Boxes are the scene graph's objects at their poses (green: plates, boards, pans; "
+            "dark: heaters; orange: the held one); lines join related objects; red ghosts sit "
+            "where the agent's belief puts what it gets wrong; the purple line is the end "
+            "effector's path up to the playhead; yellow dots are where objects touch anything"
         )
         self.legend.setWordWrap(True)
         self.legend.setMaximumHeight(40)
@@ -111,14 +129,17 @@ class Scene3D(QWidget):
         ids = [k for k in sorted(graph.nodes) if graph.nodes[k].visible or k == held]
         verts, faces = boxes(graph, ids)
         if not self._framed and len(verts):  # frame the scene once; then the user's camera
-            lo, hi = verts.min(axis=0), verts.max(axis=0)
+            # on the things on the table, not the table: it would fill the view with wood
+            things = [k for k in ids if "surface" not in graph.nodes[k].tags] or ids
+            tv, _ = boxes(graph, things)
+            lo, hi = tv.min(axis=0), tv.max(axis=0)
             self.view.camera.center = tuple((lo + hi) / 2)
-            self.view.camera.distance = max(0.3, 2.5 * float(np.linalg.norm(hi - lo)))
+            self.view.camera.distance = max(0.3, 1.8 * float(np.linalg.norm(hi - lo)))
             self._framed = True
         colours = []
         for oid in ids:
             n = graph.nodes[oid]
-            c = COLOURS["held"] if oid == held else (SURFACE if "surface" in n.tags else BASE)
+            c = COLOURS["held"] if oid == held else colour(n.tags)
             colours.extend([c] * 12)
         self.solid.set_data(vertices=verts, faces=faces,
                             face_colors=np.array(colours) if colours else None)  # fmt: skip
