@@ -150,6 +150,7 @@ class LiveRun:
     def _loop(self, project: Project) -> None:
         runner = self.runner
         assert runner is not None
+        anchor: tuple[float, int, float] | None = None  # (wall, tick, speed) of the schedule
         while True:
             with self._cv:
                 while self._push is None and (
@@ -169,19 +170,40 @@ class LiveRun:
                 if runner.state is not RunState.FINISHED:
                     self._apply_push(project, change[0])
                 continue
-            started = time.monotonic()
             runner.step()
             if self._pushing:
                 a, _ = self.perturbed[-1]
                 self.perturbed[-1] = (a, runner.tick)
             if self.on_tick is not None:
                 self.on_tick(runner)
-            if playing:
-                self._walls.append((time.monotonic(), runner.tick))
-                if speed > 0:  # pace to wall-clock × speed
-                    left = runner.world.delta / speed - (time.monotonic() - started)
-                    if left > 0:
-                        time.sleep(left)
+            if not playing:
+                anchor = None
+                continue
+            now = time.monotonic()
+            self._walls.append((now, runner.tick))
+            if speed <= 0:
+                continue
+            # Pace to a schedule, not tick by tick: each tick is due at anchor + n·Δ/speed, so a
+            # sleep that overshoots is made up on the next tick instead of adding up (the rate
+            # stays at the speed asked). A run that fell behind by more than half a second
+            # (a slow tick, a paused machine) starts a new schedule rather than racing to catch up.
+            fresh = len(self._walls) == 1  # play() was just pressed: a schedule from now
+            if (
+                fresh
+                or anchor is None
+                or anchor[2] != speed
+                or now - self._due(anchor, runner) > 0.5
+            ):
+                anchor = (now, runner.tick, speed)
+            left = self._due(anchor, runner) - time.monotonic()
+            if left > 0:
+                time.sleep(left)
+
+    @staticmethod
+    def _due(anchor: tuple[float, int, float], runner: EpisodeRunner) -> float:
+        """When the runner's next tick is due on the schedule that started at ``anchor``."""
+        wall, tick, speed = anchor
+        return wall + (runner.tick + 1 - tick) * runner.world.delta / speed
 
     def _apply_push(self, project: Project, push: Push | None) -> None:
         """On the live thread, between ticks: hand the push to the world and, when one starts

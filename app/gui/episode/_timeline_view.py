@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, Qt, Signal
+from PySide6.QtCore import QLineF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QPainter
 from PySide6.QtWidgets import QGraphicsItem
 
@@ -72,6 +72,36 @@ class _Spans(pg.GraphicsObject):  # type: ignore[misc]
         p.drawRects(self.visible(xmin, xmax))
 
 
+class _Grid(pg.GraphicsObject):  # type: ignore[misc]
+    """Vertical lines at round ticks, one opaque hairline each: pyqtgraph's own axis grid
+    repaints as a picture over the whole plot and cost half of each frame under software GL."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setZValue(-100)  # behind every track
+        self._pen = pg.mkPen("#ececec", width=0)  # width 0: a cosmetic hairline
+        self._rect = QRectF()
+
+    def boundingRect(self) -> QRectF:
+        vb = self.getViewBox()
+        rect = vb.viewRect() if vb is not None else QRectF()
+        if rect != self._rect:
+            self.prepareGeometryChange()
+            self._rect = QRectF(rect)
+        return self._rect
+
+    def paint(self, p: QPainter, *_args: object) -> None:
+        r = self.boundingRect()
+        span = r.width()
+        if span <= 0:
+            return
+        mag = 10.0 ** np.floor(np.log10(span / 8))
+        step = next(m * mag for m in (1, 2, 5, 10) if span / (m * mag) <= 12)
+        xs = np.arange(np.ceil(r.left() / step) * step, r.right(), step)
+        p.setPen(self._pen)
+        p.drawLines([QLineF(x, r.top(), x, r.bottom()) for x in xs.tolist()])
+
+
 class TimelineView(pg.PlotWidget):  # type: ignore[misc]
     """Tracks of one episode; ``seek(tick)`` when the user clicks or drags the playhead."""
 
@@ -84,7 +114,6 @@ class TimelineView(pg.PlotWidget):  # type: ignore[misc]
         self.setMenuEnabled(False)
         self.hideButtons()
         self.getPlotItem().setLabel("bottom", "tick")
-        self.getPlotItem().showGrid(x=True, y=False, alpha=0.15)
         self.tracks: tuple[str, ...] = ()
         self.items_: list[Item] = []
         self.playhead = pg.InfiniteLine(0, angle=90, movable=True,
@@ -133,6 +162,7 @@ class TimelineView(pg.PlotWidget):  # type: ignore[misc]
                                             for i in its], symbol="t1", size=7,
                                             brush=COLORS.get(kind, DEFAULT), pen=None))  # fmt: skip
         plot.addItem(self.playhead)
+        plot.addItem(_Grid(), ignoreBounds=True)
         left = plot.getAxis("left")
         left.setTicks([[(row[t], t) for t in self.tracks]])
         plot.setYRange(-0.6, len(self.tracks) - 0.4, padding=0)
