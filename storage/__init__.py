@@ -11,6 +11,16 @@ from storage._agreement_report import (
     rubric_ablation,
 )
 from storage._annotations import AnnotationError, Annotations
+from storage._arm_profiles import (
+    ARM_REF,
+    ArmProfile,
+    ArmProfileError,
+    ArmProfiles,
+    StagedArm,
+    files_digest,
+    parse_arm_ref,
+    tree_digest,
+)
 from storage._batches import Batches
 from storage._blind_media import BlindingError, blind_copy
 from storage._bundle_format import BundleError
@@ -139,6 +149,7 @@ from storage._study_calibration import (
 from storage._worker import LogSink, WorkerStats, run_worker, stderr_log
 
 __all__ = [
+    "ARM_REF",
     "CASE_FORMAT",
     "CSV_COLUMNS",
     "DEFAULT_MAX_ATTEMPTS",
@@ -156,6 +167,9 @@ __all__ = [
     "AnnotationError",
     "Annotations",
     "AnomalyRecord",
+    "ArmProfile",
+    "ArmProfileError",
+    "ArmProfiles",
     "ArtifactRecord",
     "Assignment",
     "AssignmentExport",
@@ -244,6 +258,7 @@ __all__ = [
     "Settings",
     "SettingsError",
     "Speaker",
+    "StagedArm",
     "Studies",
     "Study",
     "StudyError",
@@ -265,6 +280,7 @@ __all__ = [
     "evaluator",
     "export_assignment",
     "export_work",
+    "files_digest",
     "find_case_folders",
     "get_kind",
     "import_cases",
@@ -274,6 +290,7 @@ __all__ = [
     "load_panel",
     "load_settings",
     "open_assignment",
+    "parse_arm_ref",
     "rated_panel",
     "read_case_file",
     "register",
@@ -282,4 +299,5 @@ __all__ = [
     "stderr_log",
     "to_csv",
     "to_json",
+    "tree_digest",
 ]

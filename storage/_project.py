@@ -1,5 +1,7 @@
 """A project on disk: ``project.sqlite`` plus ``media/`` (content-addressed, never modified).
 
+``arms/`` holds the files of the project's arm profiles, one folder per digest (never modified).
+
 ``cache/`` holds rebuildable data (the per-video seek cache) and may be deleted at any time.
 """
 
@@ -16,6 +18,7 @@ import sqlite_utils
 
 from annotation import UserError
 from storage._annotations import Annotations
+from storage._arm_profiles import ArmProfiles
 from storage._batches import Batches
 from storage._db import connect, migrate, write
 from storage._episode_notes import EpisodeNotes
@@ -49,6 +52,7 @@ class Project:
         self.episodes = Episodes(self)
         self.batches = Batches(self)
         self.notes = EpisodeNotes(self)
+        self.arms = ArmProfiles(self)
 
     # ---- lifecycle ----------------------------------------------------------------------
     @classmethod

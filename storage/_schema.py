@@ -9,7 +9,8 @@ sim_ticks, sim_actions, sim_anomalies, sim_conditions, sim_metrics, sim_artifact
 (v6): interactive episodes (sim_turns, sim_events, sim_exchanges) and episode batches
 (sim_batches, sim_batch_cells, sim_attributions). (v7): interaction-quality verdicts
 (sim_quality_verdicts), and judge_runs.episode_id for the runs that made them. (v8): agent
-beliefs per tick (sim_beliefs). (v9): a person's note on an episode (sim_episode_notes).
+beliefs per tick (sim_beliefs). (v9): a person's note on an episode (sim_episode_notes). (v10):
+a lab's own arms (arm_profiles), each version immutable.
 """
 
 from __future__ import annotations
@@ -687,4 +688,39 @@ def _v9(db: sqlite_utils.Database) -> None:
         db.execute(statement)
 
 
-MIGRATIONS: list[Migration] = [_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9]
+_V10_SQL = [
+    # One row per version of a lab's arm. The files live in arms/<digest>/ (digest over every
+    # copied file: the MJCF and what it references); the check's measurements and its whole
+    # report are kept with the names, so `arm show` needs no MuJoCo. Episodes name a version
+    # ("ur-lab@2") in their config; a version is never edited (the trigger), only added.
+    """CREATE TABLE arm_profiles (
+        name TEXT NOT NULL CHECK (name <> ''),
+        version INTEGER NOT NULL CHECK (version >= 1),
+        digest TEXT NOT NULL CHECK (length(digest) = 64),
+        mjcf TEXT NOT NULL,
+        files_json TEXT NOT NULL,
+        source TEXT NOT NULL,
+        ee_site TEXT NOT NULL,
+        arm_joints_json TEXT NOT NULL,
+        gripper_json TEXT NOT NULL,
+        home_json TEXT NOT NULL,
+        limits_json TEXT NOT NULL,
+        gripper_range_json TEXT NOT NULL,
+        report_json TEXT NOT NULL,
+        created TEXT NOT NULL,
+        PRIMARY KEY (name, version)
+    )""",
+    """CREATE TRIGGER arm_profiles_immutable BEFORE UPDATE ON arm_profiles
+    BEGIN
+        SELECT RAISE(ABORT, 'an arm profile version is never changed; add a new version');
+    END""",
+]
+
+
+def _v10(db: sqlite_utils.Database) -> None:
+    """Arm profiles (``workbench arm add``), written by storage._arm_profiles."""
+    for statement in _V10_SQL:
+        db.execute(statement)
+
+
+MIGRATIONS: list[Migration] = [_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9, _v10]

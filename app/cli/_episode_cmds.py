@@ -54,11 +54,14 @@ def episode() -> None:
 @click.option("--schedule", type=click.Path(path_type=Path),
               help="An event schedule file (default: the scenario's shipped one).")  # fmt: skip
 @click.option("--seed", type=int, default=None, help="Layout seed (default: the scenario's).")
+@click.option("--arm", metavar="NAME", help="The arm in physics: wb6, lab7 or an arm profile "
+              "of the project (default: the scenario's arm, else wb6).")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def run(
     scenario: str, project_dir: Path, persona: str, user: str, assistant: str,
     profile: str | None, user_opts: tuple[str, ...], assistant_opts: tuple[str, ...],
-    timing: str, mode: str, schedule: Path | None, seed: int | None, as_json: bool,
+    timing: str, mode: str, schedule: Path | None, seed: int | None, arm: str | None,
+    as_json: bool,
 ) -> None:  # fmt: skip
     """Run SCENARIO with a simulated user and an assistant, and record the episode."""
     import judge  # noqa: F401  (registers the model-backed participants)
@@ -101,7 +104,7 @@ def run(
             bound=bound, mode=mode, persona=who, user=user, assistant=assistant,
             user_options=u_options, assistant_options=a_options,
             timing="measured" if timing == "measured" else "fixed",
-            schedule=sched, seed=seed, project=project,
+            schedule=sched, seed=seed, project=project, arm=arm,
         )  # fmt: skip
         assert ep.episode_id is not None
         stored = project.episodes.get(ep.episode_id)

@@ -14,6 +14,7 @@ import click
 
 from app.cli import (
     _agreement_cmd,
+    _arm_cmds,
     _batch_cmds,
     _episode_cmds,
     _jobs_cmds,
@@ -84,6 +85,7 @@ for command in (
     *_judge_cmds.COMMANDS,
     *_study_cmds.COMMANDS,
     *_sim_cmds.COMMANDS,
+    *_arm_cmds.COMMANDS,
     *_episode_cmds.COMMANDS,
     *_batch_cmds.COMMANDS,
 ):

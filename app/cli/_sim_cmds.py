@@ -55,8 +55,10 @@ def list_scenarios() -> None:
               help="Record this camera; repeatable.")  # fmt: skip
 @click.option("--seed", type=int, default=None, help="Layout seed (default: the scenario's).")
 @click.option(
-    "--arm", default="wb6", show_default=True, type=click.Choice(["wb6", "lab7"]),
-    help="The arm: ours (6 joints) or lab7 (7 joints, written differently).",
+    "--arm", metavar="NAME",
+    help="The arm: wb6 (ours, 6 joints), lab7 (7 joints, written differently) or an arm "
+    "profile of the project (NAME or NAME@VERSION, see `workbench arm`). Default: the "
+    "scenario's arm, else wb6.",
 )  # fmt: skip
 @click.option("--no-anomalies", is_flag=True, help="Skip the scenario's anomaly schedule.")
 @click.option("--reference", is_flag=True, help="Store as the scenario's reference episode.")
@@ -70,7 +72,7 @@ def run(
     mode: str,
     videos: tuple[str, ...],
     seed: int | None,
-    arm: str,
+    arm: str | None,
     no_anomalies: bool,
     reference: bool,
     as_json: bool,
@@ -175,12 +177,20 @@ def episodes(project_dir: Path) -> None:
 
     with Project.open(project_dir) as project:
         rows = project.episodes.list()
-        table = Table("id", "scenario", "mode", "agent", "status", "ticks", "success", box=None)
-        for ep in rows:
+        # the arm each ran with (a physics episode from before episodes said: wb6), in full
+        arms = [
+            str(ep.config.get("arm") or ("wb6" if ep.mode.value == "physics" else "—"))
+            for ep in rows
+        ]
+        table = Table("id", "scenario", "mode", box=None)
+        table.add_column("arm", min_width=max(map(len, arms), default=3))
+        for column in ("agent", "status", "ticks", "success"):
+            table.add_column(column)
+        for ep, arm in zip(rows, arms, strict=True):
             success = project.episodes.metrics(ep.id).get("success")
             table.add_row(
-                ep.id[:8], ep.scenario, ep.mode.value, ep.agent, ep.status.value, str(ep.ticks),
-                "—" if success is None else ("yes" if success else "no"),
+                ep.id[:8], ep.scenario, ep.mode.value, arm, ep.agent, ep.status.value,
+                str(ep.ticks), "—" if success is None else ("yes" if success else "no"),
             )  # fmt: skip
     Console().print(table)
 
@@ -191,19 +201,56 @@ def episodes(project_dir: Path) -> None:
 @click.option("--arm-joints", required=True, help="Comma-separated arm joint names, base first.")
 @click.option("--gripper", required=True, help="Comma-separated gripper actuator names.")
 @click.option("--trials", default=3, show_default=True, type=click.IntRange(min=0))
-def check(mjcf: Path, ee_site: str, arm_joints: str, gripper: str, trials: int) -> None:
-    """Check that an arm MJCF can be driven: names, limits, actuators, reach, pick-and-place."""
-    from sim.mujoco import ArmSpec, check_arm
+@click.option(
+    "--scenarios", "scenario_refs", multiple=True, metavar="all|NAME,...",
+    help="Also say, per scenario (all shipped ones, or names or files; repeatable), whether "
+    "the arm reaches every pose and grasps every object its reference needs.",
+)  # fmt: skip
+@click.option(
+    "--run", "run_reference", is_flag=True,
+    help="With --scenarios: run each reference too, symbolic then physics, and report the "
+    "contract outcome.",
+)  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def check(
+    mjcf: Path,
+    ee_site: str,
+    arm_joints: str,
+    gripper: str,
+    trials: int,
+    scenario_refs: tuple[str, ...],
+    run_reference: bool,
+    as_json: bool,
+) -> None:
+    """Check that an arm MJCF can be driven: names, limits, actuators, home, gripper, reach,
+    pick-and-place, and with --scenarios what it can do of each scenario."""
+    from rich.console import Console
 
+    from app.cli._sim_check import home_line, print_table, report_json
+    from sim.mujoco import ArmSpec, capability_table, check_arm, open_scenarios
+
+    if run_reference and not scenario_refs:
+        raise click.UsageError("--run runs the scenarios' references: give --scenarios too")
     spec = ArmSpec(
         mjcf=mjcf,
         ee_site=ee_site,
         arm_joints=tuple(j.strip() for j in arm_joints.split(",") if j.strip()),
         gripper_actuators=tuple(g.strip() for g in gripper.split(",") if g.strip()),
     )
+    # a scenario name that does not exist is the user's (ScenarioError): before the slow part
+    bound = open_scenarios(scenario_refs) if scenario_refs else []
     report = check_arm(spec, trials=trials)  # an ArmSpecError is the user's: one line, exit 2
+    table = capability_table(spec, bound, run=run_reference) if bound else None
+    if as_json:
+        import json
+
+        click.echo(json.dumps(report_json(report, table), indent=2))
+        if not report.ok:
+            sys.exit(1)
+        return
     joints = ", ".join(spec.arm_joints)
     click.echo(f"arm: {report.arm} · {len(spec.arm_joints)} joints ({joints}) · site {ee_site}")
+    click.echo(home_line(report))
     r = report.reach
     click.echo(f"reach: {r['reached']}/{r['samples']} check-table poses ({r['fraction']:.0%})")
     click.echo(f"pick-and-place: {report.succeeded}/{report.trials} trials succeeded")
@@ -213,6 +260,9 @@ def check(mjcf: Path, ee_site: str, arm_joints: str, gripper: str, trials: int) 
         click.secho(f"ok: {mjcf} can be used as the arm", fg="green")
     else:
         click.secho(f"not usable: {mjcf}", fg="red")
+    if table is not None:
+        print_table(Console(), table, ran=run_reference)
+    if not report.ok:
         sys.exit(1)
 
 

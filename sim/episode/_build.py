@@ -11,9 +11,10 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sim.episode._agents import Agent, ReplayAgent, ScriptedAgent
+from sim.episode._arms import ARMS, DEFAULT_ARM, ResolvedArm, episode_arm, run_arm, shipped_spec
 from sim.episode._exchange_log import ExchangeLog
 from sim.episode._runner import EpisodeRunner, Sink
 from sim.episode._sinks import SqliteSink, VideoSink, motion_version
@@ -22,6 +23,9 @@ from sim.scenario import BoundScenario, ScenarioError, bind, resolve, schedule_f
 from sim.world import Action, SceneInfo, World
 from storage import EpisodeError, EpisodeRecord, Project
 
+if TYPE_CHECKING:
+    from sim.mujoco import ArmSpec
+
 MODES = ("physics", "symbolic")
 AGENTS = ("scripted",)
 
@@ -29,7 +33,6 @@ AGENTS = ("scripted",)
 #: ``(bound, world, log) -> (agent, its own sinks)``; ``log`` stores what it sent and received.
 #: An agent with a ``close()`` is closed when the episode ends, however it ends.
 AgentFactory = Callable[[BoundScenario, World, ExchangeLog], tuple[Agent, Sequence[Sink]]]
-ARMS = ("wb6", "lab7")  # the project's arm and a differently built 7-joint one
 
 
 @cache
@@ -45,13 +48,30 @@ def open_scenario(ref: str) -> BoundScenario:
     return bind(scenario, scene_info(scenario.family), source=source)
 
 
-def make_world(bound: BoundScenario, mode: str, *, arm: str = "wb6") -> World:
+def make_world(
+    bound: BoundScenario, mode: str, *, arm: str | ArmSpec | ResolvedArm | None = None
+) -> World:
+    """The scenario's world. ``arm`` (physics only): a shipped arm's name, a spec (a resolved
+    profile's, see :func:`resolve_arm`), or None for the scenario's own ``arm`` if it names a
+    shipped arm, else the default. A profile needs the project: resolve it first."""
     if mode == "physics":
-        from sim.mujoco import LAB7, WB6, PhysicsWorld
+        from sim.mujoco import PhysicsWorld
 
-        if arm not in ARMS:
-            raise ValueError(f"arm must be one of {', '.join(ARMS)}, not {arm!r}")
-        spec = {"wb6": WB6, "lab7": LAB7}[arm]
+        if arm is None:
+            arm = bound.scenario.arm or DEFAULT_ARM
+            if arm not in ARMS:
+                raise ScenarioError(
+                    f"{bound.source}: arm: {arm!r} is an arm profile, which only a project "
+                    "has; run it in a project (--project) or with --arm"
+                )
+        if isinstance(arm, ResolvedArm):
+            spec = arm.spec
+        elif isinstance(arm, str):
+            if arm not in ARMS:
+                raise ValueError(f"arm must be one of {', '.join(ARMS)}, not {arm!r}")
+            spec = shipped_spec(arm)
+        else:
+            spec = arm
         return PhysicsWorld(
             bound.scenario.family, bound.layout, arm=spec, delta=bound.scenario.delta
         )
@@ -102,7 +122,7 @@ def run_episode(
     video_size: tuple[int, int] = (640, 480),
     anomalies: bool = True,
     reference: bool = False,
-    arm: str = "wb6",
+    arm: str | None = None,
     defer: bool = False,
     extra_sinks: Sequence[Sink] = (),
 ) -> Episode:
@@ -114,14 +134,22 @@ def run_episode(
 
     ``agent`` names the agent (stored with the episode); ``agent_factory`` builds it when it is
     not one the engine knows (``llm``, ``external``), and its exchanges are stored too.
+
+    ``arm``: a shipped arm or a profile of ``project`` (``NAME``, ``NAME@VERSION``); None
+    runs the scenario's ``arm``, else the default. The episode records the arm's label and
+    digest, so a replay on changed arm files is refused.
     """
     if videos:
         require_rendering()  # a check: open_scenario has loaded MuJoCo already
-    world = make_world(bound, mode, arm=arm)
+    the_arm = run_arm(arm, bound, project)
+    world = make_world(bound, mode, arm=the_arm)
     sinks: list[Sink] = []
     db: SqliteSink | None = None
     if project is not None:
-        config: dict[str, Any] = {"anomalies": anomalies, "videos": list(videos), "arm": arm}
+        config: dict[str, Any] = {
+            "anomalies": anomalies, "videos": list(videos), "arm": the_arm.label,
+            "arm_digest": the_arm.digest,
+        }  # fmt: skip
         db = SqliteSink(project, agent=agent, mode=mode, reference=reference, config=config,
                         defer=defer)  # fmt: skip
         sinks.append(db)
@@ -159,6 +187,14 @@ class ReplayReport:
     @property
     def identical(self) -> bool:
         return self.first_divergent is None
+
+
+def episode_world(project: Project, ep: EpisodeRecord, bound: BoundScenario) -> World:
+    """The world a stored episode ran in, to replay it: its mode and, in physics, the arm it
+    recorded, resolved in ``project`` and refused if its files changed (:func:`episode_arm`)."""
+    if ep.mode.value != "physics":
+        return make_world(bound, ep.mode.value)
+    return make_world(bound, "physics", arm=episode_arm(ep, project))
 
 
 def perturbed_at(ep: EpisodeRecord) -> int | None:
@@ -219,7 +255,7 @@ def replay_episode(project: Project, episode_id: str) -> ReplayReport:
             "its trace starts there, so replay the parent episode"
         )
     expected = project.episodes.hashes(ep.id)
-    world = make_world(bound, ep.mode.value, arm=str(ep.config.get("arm", "wb6")))
+    world = episode_world(project, ep, bound)
     runner = EpisodeRunner(
         world,
         bound,
@@ -270,8 +306,8 @@ def fork_episode(
     if not 0 <= tick <= ep.ticks:
         raise EpisodeError(f"tick {tick} is outside episode {ep.id[:8]} (0–{ep.ticks})")
     refuse_perturbed(ep, "fork it", before=tick)
-    arm = str(ep.config.get("arm", "wb6"))
-    world = make_world(bound, ep.mode.value, arm=arm)
+    world = episode_world(project, ep, bound)
+    arm: dict[str, Any] = {k: ep.config[k] for k in ("arm", "arm_digest") if k in ep.config}
     snap = project.episodes.snapshot_at_or_before(ep.id, tick)
     runner = EpisodeRunner(
         world, bound, ReplayAgent(decisions, until=ep.ticks), seed=ep.seed,
@@ -287,7 +323,7 @@ def fork_episode(
         project,
         agent="replay",
         mode=ep.mode.value,
-        config={"anomalies": ep.config.get("anomalies", True), "forked_from": ep.id, "arm": arm},
+        config={"anomalies": ep.config.get("anomalies", True), "forked_from": ep.id, **arm},
         parent_id=ep.id,
         fork_tick=tick,
     )

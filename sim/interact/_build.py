@@ -20,11 +20,14 @@ from sim.assistants import Timing, TimingConfig
 from sim.episode import (
     EpisodeRunner,
     ReplayReport,
+    ResolvedArm,
     SqliteSink,
     compare_replay,
+    episode_world,
     make_world,
     open_scenario,
     refuse_perturbed,
+    run_arm,
 )
 from sim.interact._participants import Setup, make_assistant, make_user
 from sim.interact._replay import ReplayAssistant, ReplayUser
@@ -108,14 +111,20 @@ def build_interactive(
     parent_id: str | None = None,
     fork_tick: int | None = None,
     wrap_user: Callable[[SimUser], SimUser] | None = None,
+    arm: str | ResolvedArm | None = None,
 ) -> InteractiveEpisode:
     """A ready-to-run interactive episode (nothing is written before it starts).
 
     ``batch``: ticks kept in memory between writes (a live view wants them sooner);
     ``parent_id``/``fork_tick`` link a fork to the episode it re-ran to that tick;
-    ``wrap_user`` wraps the user (a seat a person can take).
+    ``wrap_user`` wraps the user (a seat a person can take); ``arm`` (physics): a shipped arm
+    or a profile of ``project`` (None: the scenario's, else the default), recorded with its
+    digest. A symbolic world has no arm, so none is resolved or recorded.
     """
-    world = make_world(bound, mode)
+    the_arm = None
+    if mode == "physics":
+        the_arm = arm if isinstance(arm, ResolvedArm) else run_arm(arm, bound, project)
+    world = make_world(bound, mode, arm=the_arm)
     seed = bound.scenario.seed if seed is None else seed
     ids = known_ids(world, seed)
     if schedule is None:
@@ -156,6 +165,8 @@ def build_interactive(
             "alpha": sched.alpha,
             "anomalies": True,
         }  # fmt: skip
+        if the_arm is not None:
+            config |= {"arm": the_arm.label, "arm_digest": the_arm.digest}
         db = SqliteSink(project, agent=f"{user}+{assistant}", mode=mode, config=config,
                         defer=defer, batch=batch, parent_id=parent_id,
                         fork_tick=fork_tick)  # fmt: skip
@@ -200,7 +211,7 @@ def replay_interactive(project: Project, episode_id: str) -> ReplayReport:
             turns.append((x.tick, received))
             if "input" in str(json.loads(x.sent_json).get("reason", "")).split(","):
                 asked.append(x.tick)
-    world = make_world(bound, ep.mode.value)
+    world = episode_world(project, ep, bound)  # its arm, checked unchanged
     ids = known_ids(world, ep.seed)
     try:
         sched = parse_schedule(cfg["schedule"], bound, ids, source="<recorded schedule>")

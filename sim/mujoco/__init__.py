@@ -13,6 +13,13 @@ prefer_platform()  # before any submodule imports mujoco (they all do, at their 
 # ruff: noqa: E402  (the imports must follow the GL choice)
 from sim.mujoco._annotations import SceneError
 from sim.mujoco._arm import LAB7, WB6, ArmBinding, ArmSpec, ArmSpecError, bind_arm
+from sim.mujoco._capability import Capability, Grasp, RunOutcome, Step, scenario_capability
+from sim.mujoco._capability_run import (
+    CapabilityTable,
+    capability_table,
+    dry_run,
+    open_scenarios,
+)
 from sim.mujoco._check import ArmReport, check_arm
 from sim.mujoco._compose import compose, compose_spec
 from sim.mujoco._controller import MOTION_VERSION, Controller
@@ -33,18 +40,27 @@ __all__ = [
     "ArmReport",
     "ArmSpec",
     "ArmSpecError",
+    "Capability",
+    "CapabilityTable",
     "Controller",
+    "Grasp",
     "Orbit",
     "PhysicsWorld",
     "Push",
+    "RunOutcome",
     "SceneError",
+    "Step",
     "bind_arm",
+    "capability_table",
     "check_arm",
     "compose",
     "compose_spec",
+    "dry_run",
     "load_scene_info",
+    "open_scenarios",
     "perceive",
     "pick_place_trial",
     "random_layout",
+    "scenario_capability",
     "scene_path",
 ]

@@ -11,6 +11,7 @@ file does have, so a lab can fix its spec without reading our code.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 from dataclasses import dataclass
 from importlib.resources import files
@@ -67,7 +68,10 @@ class ArmBinding:
     gripper_closed: tuple[float, ...]
     gripper_body_ids: frozenset[int]  # hand and fingers: the subtree of the last joint's body
     root_body_id: int = -1  # the arm's base (child of the world or of a scene body)
-    home: tuple[float, ...] = ()  # comfortable posture: the `home` keyframe, else mid-range
+    # The one posture everything starts from (reach, trials, every physics world) and the
+    # controller returns to: see ``_home.home_posture``. ``home_source`` says where it came from.
+    home: tuple[float, ...] = ()
+    home_source: str = ""
 
     @property
     def n(self) -> int:
@@ -174,18 +178,15 @@ def _spread(model: mujoco.MjModel, act: int, ctrl: float, site: int) -> float:
     return total
 
 
-def _home(model: mujoco.MjModel, prefix: str, joints: tuple[int, ...]) -> tuple[float, ...]:
-    key = int(mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, prefix + "home"))
-    out = []
-    for j in joints:
-        adr = int(model.jnt_qposadr[j])
-        if key >= 0:
-            out.append(float(model.key_qpos[key, adr]))
-        elif model.jnt_limited[j]:
-            out.append(float(np.mean(model.jnt_range[j])))
-        else:
-            out.append(float(model.qpos0[adr]))
-    return tuple(out)
+def set_home(model: mujoco.MjModel, arm: ArmBinding, data: mujoco.MjData) -> None:
+    """Put the arm at its home posture in ``data``: joints, servo targets, jaws open."""
+    for adr, act, q in zip(arm.qpos_adr, arm.actuator_ids, arm.home, strict=True):
+        data.qpos[adr] = q
+        data.ctrl[act] = q * float(model.actuator_gear[act, 0])
+    for act, ctrl in zip(arm.gripper_ids, arm.gripper_open, strict=True):
+        for adr, q in gripper_qpos(model, act, ctrl).items():
+            data.qpos[adr] = q
+        data.ctrl[act] = ctrl
 
 
 def bind_arm(model: mujoco.MjModel, spec: ArmSpec, prefix: str = "") -> ArmBinding:
@@ -245,7 +246,10 @@ def bind_arm(model: mujoco.MjModel, spec: ArmSpec, prefix: str = "") -> ArmBindi
         if not (mujoco.mj_id2name(model, obj.mjOBJ_BODY, parent) or "").startswith(prefix):
             break
         root = parent
-    return ArmBinding(
+    # imported here: the home is found with the IK, which is built on this module's ArmBinding
+    from sim.mujoco._home import home_posture
+
+    bound = ArmBinding(
         site_id=site,
         joint_ids=tuple(joints),
         qpos_adr=tuple(int(model.jnt_qposadr[j]) for j in joints),
@@ -256,5 +260,6 @@ def bind_arm(model: mujoco.MjModel, spec: ArmSpec, prefix: str = "") -> ArmBindi
         gripper_closed=tuple(g_closed),
         gripper_body_ids=subtree(model, hand),
         root_body_id=root,
-        home=_home(model, prefix, tuple(joints)),
     )
+    home, source = home_posture(model, bound, prefix)
+    return dataclasses.replace(bound, home=home, home_source=source)

@@ -32,6 +32,8 @@ RECOMMENDED = {
     "impratio": 10.0,
 }
 REACH_HEIGHTS = (0.03, 0.25)  # grasp-point heights above the table: grasping, carrying
+HINGE_TOL = 1e-3  # rad: limits closer than this are the same limit, written to fewer digits
+SLIDE_TOL = 1e-4  # m
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,7 @@ class ArmReport:
     trials: int
     succeeded: int
     messages: list[str] = field(default_factory=list)  # "error: ..." or "warning: ..."
+    home: dict[str, Any] = field(default_factory=dict)  # source ("home keyframe", ...), posture
 
     @property
     def ok(self) -> bool:
@@ -53,6 +56,72 @@ def _name(model: mujoco.MjModel, obj: int, i: int) -> str:
     return str(mujoco.mj_id2name(model, obj, i) or f"#{i}")
 
 
+def _tolerance(model: mujoco.MjModel, j: int) -> float:
+    """How far apart two written-down limits may be and still be the same limit: files round
+    (a ctrlrange of 6.2831 for a joint range of 6.28319 is one limit, not a short servo)."""
+    return SLIDE_TOL if int(model.jnt_type[j]) == mujoco.mjtJoint.mjJNT_SLIDE else HINGE_TOL
+
+
+def _servo_range(model: mujoco.MjModel, a: int) -> tuple[float, float] | None:
+    """The joint values the servo can command, or None if its control is unlimited."""
+    gear = float(model.actuator_gear[a, 0])
+    if not model.actuator_ctrllimited[a] or gear == 0.0:
+        return None
+    lo, hi = (float(v) / gear for v in model.actuator_ctrlrange[a])
+    return min(lo, hi), max(lo, hi)
+
+
+def _joint_messages(model: mujoco.MjModel, name: str, j: int, a: int) -> list[str]:
+    servo = _servo_range(model, a)
+    slide = int(model.jnt_type[j]) == mujoco.mjtJoint.mjJNT_SLIDE
+    if not model.jnt_limited[j]:
+        if slide:  # a hinge may turn forever (a continuous wrist); a slide cannot
+            return [f"warning: slide joint {name!r} has no range; the IK may drive it anywhere"]
+        if servo is not None:
+            return [
+                f"warning: joint {name!r} turns without limits but its servo only reaches "
+                f"{servo[0]:.3f}..{servo[1]:.3f}; give the joint that range so the IK keeps to it"
+            ]
+        return []
+    jlo, jhi = (float(v) for v in model.jnt_range[j])
+    tol = _tolerance(model, j)
+    if servo is not None and (servo[0] > jlo + tol or servo[1] < jhi - tol):
+        return [
+            f"warning: the servo of {name!r} cannot reach the joint's whole range "
+            f"({servo[0]:.3f}..{servo[1]:.3f} of {jlo:.3f}..{jhi:.3f})"
+        ]
+    return []
+
+
+def _home_messages(
+    model: mujoco.MjModel, spec: ArmSpec, arm: ArmBinding, prefix: str = ""
+) -> list[str]:
+    """A home keyframe outside a joint's range: the posture used is clamped into it."""
+    key = int(mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, prefix + "home"))
+    if key < 0:
+        return []
+    out = []
+    for name, j, adr in zip(spec.arm_joints, arm.joint_ids, arm.qpos_adr, strict=True):
+        q = float(model.key_qpos[key, adr])
+        if not model.jnt_limited[j]:
+            continue
+        lo, hi = (float(v) for v in model.jnt_range[j])
+        if not lo - _tolerance(model, j) <= q <= hi + _tolerance(model, j):
+            out.append(
+                f"warning: the home keyframe puts {name!r} at {q:.3f}, outside its range "
+                f"{lo:.3f}..{hi:.3f}; the check starts from the nearest limit"
+            )
+    return out
+
+
+def home_report(spec: ArmSpec, arm: ArmBinding) -> dict[str, Any]:
+    """Which home posture the check (and every run with this arm) starts from."""
+    return {
+        "source": arm.home_source,
+        "posture": {n: round(q, 4) for n, q in zip(spec.arm_joints, arm.home, strict=True)},
+    }
+
+
 def _inspect(
     model: mujoco.MjModel, spec: ArmSpec, arm: ArmBinding
 ) -> tuple[dict[str, Any], list[str]]:
@@ -61,16 +130,8 @@ def _inspect(
     joints = {}
     for name, j, a in zip(spec.arm_joints, arm.joint_ids, arm.actuator_ids, strict=True):
         joints[name] = _name(model, obj.mjOBJ_ACTUATOR, a)
-        if not model.jnt_limited[j]:
-            msgs.append(f"warning: joint {name!r} has no range; the IK cannot keep it in limits")
-        elif model.actuator_ctrllimited[a]:
-            lo, hi = model.actuator_ctrlrange[a] / float(model.actuator_gear[a, 0])
-            jlo, jhi = model.jnt_range[j]
-            if lo > jlo + 1e-6 or hi < jhi - 1e-6:
-                msgs.append(
-                    f"warning: the servo of {name!r} cannot reach the joint's whole "
-                    f"range ({lo:.3f}..{hi:.3f} of {jlo:.3f}..{jhi:.3f})"
-                )
+        msgs += _joint_messages(model, name, j, a)
+    msgs += _home_messages(model, spec, arm)
     grip = measure_gripper(model, arm)
     if grip.gap_open < 0.03:
         msgs.append(f"error: the gripper opens only {grip.gap_open * 100:.1f} cm")
@@ -143,6 +204,7 @@ def check_arm(spec: ArmSpec, *, trials: int = 3) -> ArmReport:
 
     MuJoCo's own warnings (printed by MuJoCo once per simulation, so once per trial) are
     collected instead and become one message each in the report (:mod:`._check_warnings`).
+    Reach, trials and the report all use the one home posture (``_arm.home_posture``).
     """
     with mujoco_warnings() as heard:
         file = spec.mjcf.name
@@ -166,5 +228,11 @@ def check_arm(spec: ArmSpec, *, trials: int = 3) -> ArmReport:
                 msgs.append(f"error: pick-and-place trial {seed} failed: {result.reason}")
     msgs += explain_warnings(heard, scene, trials=trials)
     return ArmReport(
-        arm=file, names=names, reach=reach, trials=trials, succeeded=succeeded, messages=msgs
+        arm=file,
+        names=names,
+        reach=reach,
+        trials=trials,
+        succeeded=succeeded,
+        messages=list(dict.fromkeys(msgs)),  # each once, in order: parts of the check repeat
+        home=home_report(spec, arm),
     )

@@ -8,11 +8,17 @@ while the check runs MuJoCo's warning hook collects them (the previous hook is r
 and each kind becomes one line of the report: what happened, where (the joint, not the DOF),
 in how many trials, and what to change. The hook is process-wide: a simulation running on
 another thread during a check would have its warnings collected here too.
+
+Python warnings raised while the check runs (a numpy "invalid value" from arithmetic on an
+unlimited joint's infinite bounds, say) are collected the same way: the causes we know are
+fixed at their source, and anything else becomes one line of the report, not a traceback-like
+print between its lines.
 """
 
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -26,18 +32,36 @@ from sim.mujoco._compose import ARM_PREFIX
 class Heard:
     stage: str = "setup"  # what the check is doing: "setup", then "trial 0", "trial 1", ...
     items: list[tuple[str, str]] = field(default_factory=list)  # (stage, MuJoCo's message)
+    python: list[warnings.WarningMessage] = field(default_factory=list)
 
 
 @contextmanager
 def mujoco_warnings() -> Iterator[Heard]:
-    """Collect MuJoCo's warnings (instead of printing them) while the block runs."""
+    """Collect MuJoCo's and Python's warnings (instead of printing them) while the block runs."""
     heard = Heard()
     previous = mujoco.get_mju_user_warning()
     mujoco.set_mju_user_warning(lambda msg: heard.items.append((heard.stage, str(msg))))
     try:
-        yield heard
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                yield heard
+            finally:
+                heard.python.extend(caught)
     finally:
         mujoco.set_mju_user_warning(previous)
+
+
+def python_lines(heard: Heard) -> list[str]:
+    """One ``warning: ...`` line per distinct Python warning (message and place)."""
+    seen: dict[tuple[str, str, int], None] = {}
+    for w in heard.python:
+        seen.setdefault((str(w.message), w.filename, w.lineno), None)
+    return [
+        f"warning: a numerical problem came up while checking ({msg}, at "
+        f"{file.rsplit('/', 1)[-1]}:{line}); figures computed there may be off"
+        for msg, file, line in seen
+    ]
 
 
 _BAD_STATE = re.compile(r"Nan, Inf or huge value in (QPOS|QVEL|QACC) at DOF (\d+)")
@@ -107,4 +131,4 @@ def explain_warnings(heard: Heard, scene: mujoco.MjModel, *, trials: int) -> lis
         groups.setdefault(kind, (line, []))[1].append(stage)
     return [
         "warning: " + line.format(where=_where(stages, trials)) for line, stages in groups.values()
-    ]
+    ] + python_lines(heard)

@@ -37,7 +37,9 @@ STATE_VERSION = 1
 # v2: pulls follow one smooth path; every move lasts at least 0.6 s (issue 9, item 14).
 # v3: perception no longer puts a movable container (the pan) inside itself, which changes the
 #     recorded scene graph and so every physics tick's state hash.
-MOTION_VERSION = 3
+# v4: the gripper is measured by physics (settled open/closed, collision shapes): wb6's gap is
+#     0.08999 m where it was 0.09, so every grip setting, and the arm's motion, moves a little.
+MOTION_VERSION = 4
 TRACK_ITERS = 6  # IK iterations per control step (warm-started, usually 1-2 suffice)
 SETTLE_POS = 2e-3  # rad: joint error below which a settling segment may end
 SETTLE_VEL = 0.05  # rad/s

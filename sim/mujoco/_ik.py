@@ -169,7 +169,8 @@ class Kinematics:
         near either limit and mid-range, and the best result is kept.
         """
         best = self._descend(q0, pos, rot, rest, iters, tol_pos, tol_rot)
-        if best.ok or not restarts or not np.isfinite(self.lo[-1] + self.hi[-1]):
+        # each bound on its own: -inf + inf (an unlimited last joint) is a numpy RuntimeWarning
+        if best.ok or not restarts or not (np.isfinite(self.lo[-1]) and np.isfinite(self.hi[-1])):
             return best
         lo, hi = float(self.lo[-1]), float(self.hi[-1])
         for last in (lo + 0.2 * (hi - lo), 0.5 * (lo + hi), hi - 0.2 * (hi - lo)):

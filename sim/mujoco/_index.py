@@ -15,7 +15,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from sim.mujoco._annotations import Annotation
-from sim.mujoco._arm import WB6, ArmBinding, ArmSpec, actuated_joints, subtree
+from sim.mujoco._arm import WB6, ArmBinding, ArmSpec, subtree
+from sim.mujoco._gripper import measure_gripper
 from sim.mujoco._scene import compiled, load_scene_info, scene_annotations, solid_geoms
 from sim.world import SceneInfo
 
@@ -126,9 +127,8 @@ def build_index(
     starts = np.cumsum([0] + [len(g) for g in groups[:-1]]).astype(np.int64)
 
     geom_code = geom_obj.copy()
-    fingers = _finger_bodies(model, arm)
-    for slot, fb in enumerate(fingers):
-        geom_code[model.geom_bodyid == fb] = FINGER - slot
+    for slot, bodies in enumerate(_finger_slots(model, arm)):
+        geom_code[np.isin(model.geom_bodyid, sorted(bodies))] = FINGER - slot
     box_geoms = np.array([g for grp in groups for g in grp], dtype=np.int64)
     aabb = model.geom_aabb[box_geoms]
 
@@ -193,20 +193,19 @@ def _standing(info: SceneInfo) -> frozenset[tuple[str, str, str]]:
     return frozenset(out)
 
 
-def _finger_bodies(model: mujoco.MjModel, arm: ArmBinding) -> list[int]:
-    """The bodies the gripper actuators move (the fingers); else every hand body.
+def _finger_slots(model: mujoco.MjModel, arm: ArmBinding) -> list[frozenset[int]]:
+    """The bodies of each jaw's colliding finger geoms, as the gripper was measured; else
+    every hand body on its own.
 
     "Held" means touched by two distinct fingers, so a palm brushing an object does not count.
+    One slot per jaw (not per actuated body) finds pads that hang on an unactuated linkage, and
+    a jaw built of two bodies still counts once.
     """
-    moved = sorted(
-        {
-            int(model.jnt_bodyid[j])
-            for act in arm.gripper_ids
-            for j, _ in actuated_joints(model, act)
-            if int(model.jnt_bodyid[j]) in arm.gripper_body_ids
-        }
-    )
-    return moved if len(moved) >= 2 else sorted(arm.gripper_body_ids)
+    grip = measure_gripper(model, arm)
+    jaws = [frozenset(int(model.geom_bodyid[g]) for g in side) for side in grip.finger_geoms]
+    if all(jaws) and len(jaws) >= 2:
+        return jaws
+    return [frozenset({b}) for b in sorted(arm.gripper_body_ids)]
 
 
 MAX_CONTACTS = 32

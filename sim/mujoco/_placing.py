@@ -17,7 +17,7 @@ import mujoco  # type: ignore[import-untyped]
 import numpy as np
 from numpy.typing import NDArray
 
-from sim.mujoco._arm import gripper_qpos
+from sim.mujoco._arm import set_home
 from sim.mujoco._index import SceneIndex
 from sim.world import Attr, LayoutError, Placed
 
@@ -29,15 +29,8 @@ Vec = NDArray[np.float64]
 
 
 def arm_home(scene: SceneIndex, data: mujoco.MjData) -> None:
-    """Arm joints and servo targets at the home posture, jaws open."""
-    arm, model = scene.arm, scene.model
-    for adr, act, q in zip(arm.qpos_adr, arm.actuator_ids, arm.home, strict=True):
-        data.qpos[adr] = q
-        data.ctrl[act] = q * float(model.actuator_gear[act, 0])
-    for act, ctrl in zip(arm.gripper_ids, arm.gripper_open, strict=True):
-        for adr, q in gripper_qpos(model, act, ctrl).items():
-            data.qpos[adr] = q
-        data.ctrl[act] = ctrl
+    """Arm joints and servo targets at the home posture, jaws open (the check's posture too)."""
+    set_home(scene.model, scene.arm, data)
 
 
 def set_attrs(

@@ -17,7 +17,7 @@ from pathlib import Path
 import mujoco  # type: ignore[import-untyped]
 import numpy as np
 
-from sim.mujoco._arm import ArmBinding, ArmSpec, bind_arm
+from sim.mujoco._arm import ArmBinding, ArmSpec, bind_arm, set_home
 from sim.mujoco._compose import ARM_PREFIX, compile_spec, compose_spec
 from sim.mujoco._controller import Controller
 from sim.mujoco._ctl_scene import body_box, touching
@@ -80,11 +80,11 @@ def build(arm: ArmSpec, layout: Layout) -> tuple[mujoco.MjModel, ArmBinding]:
     return model, bind_arm(model, arm, prefix)
 
 
-def home_data(model: mujoco.MjModel, prefix: str = ARM_PREFIX) -> mujoco.MjData:
+def home_data(model: mujoco.MjModel, arm: ArmBinding) -> mujoco.MjData:
+    """Fresh data with the arm at its home posture (``arm.home``, the posture the reach
+    check and every physics world start from), servo targets on it and the jaws open."""
     data = mujoco.MjData(model)
-    key = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, prefix + "home")
-    if key >= 0:
-        mujoco.mj_resetDataKeyframe(model, data, key)
+    set_home(model, arm, data)
     mujoco.mj_forward(model, data)
     return data
 
@@ -148,7 +148,7 @@ def judge(
 
 def pick_place_trial(arm: ArmSpec, layout: Layout) -> TrialResult:
     model, binding = build(arm, layout)
-    data = home_data(model)
+    data = home_data(model, binding)
     ctl = Controller(model, binding)
     body = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, BOXES[0])
     total = [0, 0.0, 0.0]

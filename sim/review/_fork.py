@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sim.assistants import Timing
-from sim.episode import EpisodeRunner, open_scenario, refuse_perturbed
+from sim.episode import EpisodeRunner, episode_arm, open_scenario, refuse_perturbed
 from sim.interact import SeatUser, build_interactive
 from sim.review._live import Build
 from sim.users import parse_persona
@@ -41,6 +41,8 @@ def fork_build(project: Project, episode_id: str, tick: int) -> Build:
     persona = parse_persona(cfg["persona"])
     timing: Timing = "measured" if cfg["timing"]["mode"] == "measured" else "fixed"
     parent = ep.id
+    # the parent's own arm, refused here (before anything runs) if its files changed
+    arm = episode_arm(ep, project) if ep.mode.value == "physics" else None
 
     def build(p: Project) -> tuple[EpisodeRunner, Any]:
         ie = build_interactive(
@@ -48,7 +50,7 @@ def fork_build(project: Project, episode_id: str, tick: int) -> Build:
             assistant=str(cfg["assistant"]), user_options=dict(cfg.get("user_options") or {}),
             assistant_options=dict(cfg.get("assistant_options") or {}), timing=timing,
             schedule=cfg["schedule"], seed=ep.seed, project=p, batch=LIVE_BATCH,
-            parent_id=parent, fork_tick=tick, wrap_user=SeatUser,
+            parent_id=parent, fork_tick=tick, wrap_user=SeatUser, arm=arm,
         )  # fmt: skip
         return ie.runner, ie
 

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from sim.episode import EpisodeRunner, ReplayAgent, make_world, recorded
+from sim.episode import EpisodeRunner, ReplayAgent, episode_world, recorded
 from storage import Project
 
 #: ticks a cursor keeps in memory (about 10 kB each for the kitchen scene)
@@ -43,7 +43,7 @@ class WorldCursor:
     def __init__(self, project: Project, episode_id: str) -> None:
         ep, bound, decisions = recorded(project, episode_id)
         self.episode = ep
-        self.world = make_world(bound, ep.mode.value, arm=str(ep.config.get("arm", "wb6")))
+        self.world = episode_world(project, ep, bound)  # its arm, checked unchanged
         self.snapshots = [(t, s) for t, s in project.episodes.snapshots(ep.id)]
         self.expected = project.episodes.hashes(ep.id)
         self._bound, self._decisions = bound, decisions

@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from annotation import UserError
+from storage import ARM_REF
 
 FORMAT = "workbench-scenario/1"
 
@@ -87,6 +88,9 @@ class Scenario(_Strict):
     reference: tuple[str | WaitUntil, ...]
     budgets: Budgets = Budgets()
     anomalies: tuple[AnomalySpec, ...] = ()
+    #: the arm it runs with unless the command says otherwise (``--arm``): a shipped arm or an
+    #: arm profile of the project it runs in (``NAME`` or ``NAME@VERSION``)
+    arm: str | None = None
     notes: str = ""
 
     @field_validator("delta")
@@ -96,9 +100,25 @@ class Scenario(_Strict):
             raise ValueError("must be a multiple of 0.01 s (whole physics steps)")
         return v
 
+    @field_validator("arm")
+    @classmethod
+    def _arm_name(cls, v: str | None) -> str | None:
+        # which arms exist is known only where it runs (a project's profiles): the name's form
+        # is checked here, the arm itself when the episode starts (naming this file and field)
+        if v is not None and not ARM_REF.match(v):
+            raise ValueError(
+                "must name a shipped arm (wb6, lab7) or an arm profile: letters, digits, "
+                "'_', '-', '.', optionally @VERSION (e.g. 'ur-lab' or 'ur-lab@2')"
+            )
+        return v
+
     @property
     def digest(self) -> str:
-        blob = json.dumps(self.model_dump(mode="json", by_alias=True), sort_keys=True)
+        # a scenario without an arm digests as it did before the field existed, so episodes
+        # recorded then still match their file
+        exclude = {"arm"} if self.arm is None else set()
+        dumped = self.model_dump(mode="json", by_alias=True, exclude=exclude)
+        blob = json.dumps(dumped, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()
 
 

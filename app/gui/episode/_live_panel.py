@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from sim.episode import EpisodeRunner, make_world, open_scenario
+from sim.episode import DEFAULT_ARM, EpisodeRunner, make_world, open_scenario, resolve_arm
 from sim.interact import HumanUser, SeatUser, build_interactive
 from sim.review import Build, LiveFrames, LiveRun
 from sim.scenario import shipped
@@ -174,7 +174,14 @@ class LivePanel(QWidget):
         on_tick = None
         if mode == "physics" and self.world_view is not None:  # watch the arm as it runs
             view = self.world_view
-            frames = LiveFrames(lambda: make_world(bound, "physics"), view.frame_arrived.emit,
+            root = self.root
+
+            def frames_world() -> Any:  # on the frame thread: the live run's own arm
+                with Project.open(root) as p:
+                    arm = resolve_arm(bound.scenario.arm or DEFAULT_ARM, p)
+                return make_world(bound, "physics", arm=arm)
+
+            frames = LiveFrames(frames_world, view.frame_arrived.emit,
                                 view.failed.emit, on_ready=view.frames_ready.emit)  # fmt: skip
             self.frames = frames
 

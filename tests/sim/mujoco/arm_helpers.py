@@ -17,7 +17,7 @@ def setup(
     scene: Path | str, arm: ArmSpec
 ) -> tuple[mujoco.MjModel, mujoco.MjData, ArmBinding, Controller]:
     model, binding = compose(scene, arm)
-    data = home_data(model)
+    data = home_data(model, binding)
     return model, data, binding, Controller(model, binding)
 
 
