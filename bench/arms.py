@@ -6,8 +6,10 @@ mesh fingers whose bounding boxes overstate the gap, a zero pose outside a joint
 ``home`` keyframe, unlimited joints). For each: the wall time of ``check_arm`` with 3 trials
 (goal ≤ 15 s on this machine), and the success rate over seeded pick-and-place trials on the
 check table (goal ≥ 98 % over 200). Trials run on two processes (the machine has two cores).
+Then, for wb6 and lab7 on every shipped scenario, the `sim check --scenarios` prediction (can
+the arm do the reference?) against an actual physics run of the reference: they must agree.
 
-    python bench/arms.py [--n 200] [--arms wb6,lab7,...]
+    python bench/arms.py [--n 200 | --quick] [--arms wb6,lab7,...]
 """
 
 from __future__ import annotations
@@ -79,11 +81,29 @@ def _check(name: str) -> dict[str, Any]:
             "check_messages": report.messages}  # fmt: skip
 
 
+def scenario_table(arm: str) -> list[dict[str, Any]]:
+    """The capability table's prediction against a physics run of each scenario's reference."""
+    from sim.episode import open_scenario, run_episode
+    from sim.mujoco import capability_table, open_scenarios
+
+    rows = []
+    for cap in capability_table(specs()[arm], open_scenarios(["all"])).rows:
+        ep = run_episode(open_scenario(cap.scenario), mode="physics", arm=arm)
+        result = ep.runner.result
+        assert result is not None
+        rows.append({"scenario": cap.scenario, "predicted": cap.can, "why": cap.why,
+                     "ran": result.success, "agree": cap.can == result.success})  # fmt: skip
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=200, help="pick-and-place trials per arm")
     ap.add_argument("--arms", default=",".join(specs()), help="comma-separated arm names")
+    ap.add_argument("--quick", action="store_true", help="20 trials per arm")
     args = ap.parse_args()
+    if args.quick:
+        args.n = 20
     names = [a.strip() for a in args.arms.split(",") if a.strip()]
     out: dict[str, Any] = {"bench": "arms", "trials_per_arm": args.n,
                            "goals": {"check_s": GOAL_CHECK_S, "rate": GOAL_RATE}}  # fmt: skip
@@ -106,6 +126,17 @@ def main() -> None:
             }
             print(name, ok, "/", len(results), file=sys.stderr, flush=True)
     out["arms"] = arms
+    table = {arm: scenario_table(arm) for arm in ("wb6", "lab7")}
+    out["scenario_table"] = {
+        arm: {
+            "agree": sum(r["agree"] for r in rows),
+            "of": len(rows),
+            "can": [r["scenario"] for r in rows if r["predicted"]],
+            "cannot": {r["scenario"]: r["why"] for r in rows if not r["predicted"]},
+            "disagree": [r for r in rows if not r["agree"]],
+        }
+        for arm, rows in table.items()
+    }
     out["goals_met"] = {
         name: a["check_s"] <= GOAL_CHECK_S and a.get("rate", 0.0) >= GOAL_RATE
         for name, a in arms.items()

@@ -23,6 +23,7 @@ from sim.mujoco._arm import bind_arm
 from sim.mujoco._compose import compile_spec, load_spec
 from sim.mujoco._gripper import measure_gripper
 from sim.mujoco._index import FINGER, scene_index
+from tests.sim.mujoco.test_home_posture import UNLIMITED, ZERO_OUTSIDE
 
 ARMS = Path(__file__).parent / "arms"
 
@@ -55,6 +56,9 @@ TRUTHS = {
     "mesh": Truth(MESH, ("mg_finger_left", "mg_finger_right"), (0.04,), (0.0,)),
     "wb6": Truth(WB6, ("wb6_finger_left", "wb6_finger_right"), (0.045,), (0.0,)),
     "lab7": Truth(LAB7, ("finger_left", "finger_right"), (0.04, -0.04), (0.0, 0.0)),
+    # the two arms of tests/sim/mujoco/test_home_posture.py
+    "zero_outside": Truth(ZERO_OUTSIDE, ("jaw_a", "jaw_b"), (0.045, 0.045), (0.0, 0.0)),
+    "unlimited": Truth(UNLIMITED, ("ul_left", "ul_right"), (0.045,), (0.0,)),
 }
 
 
@@ -79,9 +83,14 @@ def physics_gap(truth: Truth, ctrl: tuple[float, ...]) -> float:
     collision shapes (convex hulls for meshes)."""
     model = _bare(truth.spec)
     data = mujoco.MjData(model)
-    mujoco.mj_resetDataKeyframe(
-        model, data, mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, "home")
-    )
+    key = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, "home")
+    if key >= 0:
+        mujoco.mj_resetDataKeyframe(model, data, key)
+    else:  # no keyframe: the arm held at its computed home (the gripper is what is measured)
+        arm = bind_arm(model, truth.spec)
+        for adr, act, q in zip(arm.qpos_adr, arm.actuator_ids, arm.home, strict=True):
+            data.qpos[adr] = q
+            data.ctrl[act] = q
     for name, c in zip(truth.spec.gripper_actuators, ctrl, strict=True):
         data.ctrl[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_ACTUATOR, name)] = c
     mujoco.mj_step(model, data, 1000)
@@ -93,7 +102,7 @@ def physics_gap(truth: Truth, ctrl: tuple[float, ...]) -> float:
     )
 
 
-@pytest.mark.parametrize("name", ["linkage", "mesh", "wb6", "lab7"])
+@pytest.mark.parametrize("name", ["linkage", "mesh", "wb6", "lab7", "zero_outside", "unlimited"])
 def test_gripper_is_measured_within_5_mm_of_its_physics_opening(name: str) -> None:
     truth = TRUTHS[name]
     model = _bare(truth.spec)
