@@ -31,6 +31,7 @@ from sim.batch._manifest import (
 )
 from sim.episode import BaseSink, EpisodeRunner, open_scenario
 from sim.interact import build_interactive, store_episode_metrics
+from sim.scenario import BoundScenario
 from storage import (
     DEFAULT_MAX_ATTEMPTS,
     BatchCellRecord,
@@ -69,12 +70,23 @@ def ensure_references(project: Project, manifest: Manifest) -> list[str]:
             if r.scenario_sha == bound.scenario.digest and r.mode.value == manifest.mode
             and r.t_ref is not None
         ]  # fmt: skip
+        if manifest.mode == "physics":  # the reference of the arm the batch runs
+            want = _arm_label(manifest, bound, project)
+            have = [r for r in have if str(r.config.get("arm") or "wb6") == want]
         if not have:
             ep = run_episode(bound, mode=manifest.mode, project=project, reference=True,
-                             anomalies=False)  # fmt: skip
+                             anomalies=False, arm=manifest.arm)  # fmt: skip
             if ep.episode_id is not None:
                 made.append(ep.episode_id)
     return made
+
+
+def _arm_label(manifest: Manifest, bound: BoundScenario, project: Project) -> str:
+    """The label episodes of this batch's arm record (``wb6``, ``lab-six@2``)."""
+    from sim.episode import DEFAULT_ARM, resolve_arm
+
+    name = manifest.arm or bound.scenario.arm or DEFAULT_ARM
+    return resolve_arm(name, project).label
 
 
 def queue_batch(
@@ -99,6 +111,13 @@ def queue_batch(
             AGENT_KINDS[a.kind](project, a.options)
         except UserError as err:
             raise ManifestError(f"manifest {manifest.name!r}: agents[{k}]: {err}") from None
+    if manifest.arm is not None and manifest.mode == "physics":
+        from sim.episode import resolve_arm
+
+        try:  # a profile the project lacks (or whose files changed): before anything is queued
+            resolve_arm(manifest.arm, project, where=f"manifest {manifest.name!r}: arm")
+        except UserError as err:
+            raise ManifestError(str(err)) from None
     cells = plan_cells(manifest)
     ensure_references(project, manifest)
     with project.transaction():
@@ -162,6 +181,7 @@ def _run(ctx: JobContext, project: Project, batch_id: str, cell: int, run: int) 
         seed=planned.seed,
         project=project,
         defer=True,
+        arm=manifest.arm,
     )
     runner, sink = ep.runner, ep.sink
     assert sink is not None
@@ -211,7 +231,7 @@ def _run_agent(
     ep = run_episode(
         open_scenario(planned.scenario), mode=manifest.mode, agent=agent.kind,
         agent_factory=factory, seed=planned.seed, project=project, defer=True,
-        extra_sinks=[_JobSink(ctx)],
+        extra_sinks=[_JobSink(ctx)], arm=manifest.arm,
     )  # fmt: skip
     if ctx.cancelled():
         raise JobError(f"{EPISODE_KIND}: cancelled")

@@ -76,6 +76,9 @@ class Manifest(BaseModel):
     format: Literal["workbench-batch/1"]
     name: str = Field(min_length=1)
     mode: Literal["symbolic", "physics"] = "symbolic"
+    #: physics: a shipped arm or one of the project's arm profiles (``NAME``, ``NAME@N``) for
+    #: every episode; None: each scenario's own ``arm``, else the default
+    arm: str | None = Field(default=None, min_length=1)
     scenarios: list[str] = Field(min_length=1)
     personas: list[Persona] = Field(min_length=1)
     assistants: list[Participant] = Field(default_factory=list)

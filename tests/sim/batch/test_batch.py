@@ -239,3 +239,34 @@ def test_agent_manifest_errors(tmp_path: Path) -> None:
         with pytest.raises(ManifestError, match=r"agents\[0\]: agent option argv"):
             queue_batch(p, bad)
         assert p.batches.list() == []
+
+
+def test_a_physics_batch_runs_on_a_named_arm_profile(tmp_path: Path) -> None:
+    """The manifest's ``arm`` (a profile here: a lab's copy of wb6) is what every episode and
+    the batch's reference run on, recorded by label; a profile the project lacks is refused
+    before anything is queued, naming the field."""
+    import shutil
+
+    from sim.episode import add_arm
+    from sim.mujoco import WB6
+
+    lab = tmp_path / "lab_six.xml"
+    shutil.copy(WB6.mjcf, lab)
+    root = tmp_path / "p"
+    m = parse_manifest(manifest(scenarios=["stack-two"], personas=["novice"], runs=1,
+                                mode="physics", arm="lab-six"))  # fmt: skip
+    with Project.create(root) as p:
+        with pytest.raises(ManifestError, match="manifest 't': arm.*lab-six"):
+            queue_batch(p, m)
+        assert p.batches.list() == [] and p.episodes.list() == []
+        add_arm(p, "lab-six", lab, trials=0, ee_site=WB6.ee_site, arm_joints=WB6.arm_joints,
+                gripper_actuators=WB6.gripper_actuators)  # fmt: skip
+        batch_id, _ = queue_batch(p, m)
+    stats = run_worker(root, drain=True, kind_modules=["sim.batch"], log=lambda _r: None)
+    assert stats.done == 1 and stats.failed == 0
+    with Project.open(root) as p:
+        arms = {e.config.get("arm") for e in p.episodes.list()}
+        assert arms == {"lab-six@1"}  # the cell's episode and the reference
+        assert len(p.episodes.list(reference=True)) == 1
+        (cell,) = p.batches.cells(batch_id)
+        assert p.episodes.get(str(cell.episode_id)).status.value == "completed"
