@@ -256,7 +256,7 @@ def test_a_physics_batch_runs_on_a_named_arm_profile(tmp_path: Path) -> None:
     m = parse_manifest(manifest(scenarios=["stack-two"], personas=["novice"], runs=1,
                                 mode="physics", arm="lab-six"))  # fmt: skip
     with Project.create(root) as p:
-        with pytest.raises(ManifestError, match="manifest 't': arm.*lab-six"):
+        with pytest.raises(ManifestError, match=r"manifest 't': arm.*lab-six"):
             queue_batch(p, m)
         assert p.batches.list() == [] and p.episodes.list() == []
         add_arm(p, "lab-six", lab, trials=0, ee_site=WB6.ee_site, arm_joints=WB6.arm_joints,
