@@ -333,6 +333,37 @@ class Episodes:
                 tmp.unlink(missing_ok=True)
         return media.sha256
 
+    def add_file(self, episode_id: str, path: Path, *, kind: str, frames: int = 0) -> str:
+        """Store any other file of an episode (e.g. a demonstration's arrays, ``kind`` "demo")
+        in ``media/`` by sha256 and register it as the episode's ``kind`` artifact (replacing
+        an earlier one of that kind); returns the sha. Stored as :meth:`add_video` stores."""
+        from storage._import import _insert_media, _Media, _stage  # import cycle
+
+        path = Path(path)
+        if not path.is_file():
+            raise EpisodeError(f"path: no file at {path}")
+        if not isinstance(kind, str) or not kind.strip() or kind == "video":
+            raise EpisodeError(f"kind: expected an artifact kind other than 'video', got {kind!r}")
+        eid = self._resolve(episode_id)
+        media = _Media(path, file_sha256(path), "data")
+        staged = _stage(self._project, media, [])
+        try:
+            with write(self._db):
+                eid = self._resolve(eid)
+                _insert_media(self._project, media)
+                self._db.execute(
+                    "INSERT INTO sim_artifacts (episode_id, kind, camera, media_sha, fps, frames) "
+                    "VALUES (?, ?, '', ?, 0, ?) ON CONFLICT (episode_id, kind, camera) "
+                    "DO UPDATE SET media_sha = excluded.media_sha, frames = excluded.frames",
+                    [eid, kind, media.sha256, int(frames)],
+                )
+                for tmp, final in staged:
+                    os.replace(tmp, final)
+        finally:
+            for tmp, _ in staged:
+                tmp.unlink(missing_ok=True)
+        return media.sha256
+
     def mark_perturbed(self, episode_id: str, spans: Sequence[tuple[int, int]]) -> None:
         """Record the ticks (inclusive spans) during which a person pushed a body by hand in a
         live run: the trace no longer follows from its recorded decisions, so replay refuses

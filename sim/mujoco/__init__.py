@@ -23,12 +23,14 @@ from sim.mujoco._capability_run import (
 from sim.mujoco._check import ArmReport, check_arm
 from sim.mujoco._compose import compose, compose_spec
 from sim.mujoco._controller import MOTION_VERSION, Controller
+from sim.mujoco._gripper import Gripper, measure_gripper, open_fraction
+from sim.mujoco._ik import Kinematics, down_rotation, jaw_yaw, mat_to_quat, quat_to_mat
 from sim.mujoco._perceive import perceive
 from sim.mujoco._perturb import Push
 from sim.mujoco._render import Orbit
 from sim.mujoco._scene import FAMILIES, load_scene_info, scene_path
 from sim.mujoco._trial import CONTROL_STEPS, pick_place_trial, random_layout
-from sim.mujoco._world import PhysicsWorld
+from sim.mujoco._world import Manual, PhysicsWorld
 
 __all__ = [
     "CONTROL_STEPS",
@@ -44,6 +46,9 @@ __all__ = [
     "CapabilityTable",
     "Controller",
     "Grasp",
+    "Gripper",
+    "Kinematics",
+    "Manual",
     "Orbit",
     "PhysicsWorld",
     "Push",
@@ -55,11 +60,17 @@ __all__ = [
     "check_arm",
     "compose",
     "compose_spec",
+    "down_rotation",
     "dry_run",
+    "jaw_yaw",
     "load_scene_info",
+    "mat_to_quat",
+    "measure_gripper",
+    "open_fraction",
     "open_scenarios",
     "perceive",
     "pick_place_trial",
+    "quat_to_mat",
     "random_layout",
     "scenario_capability",
     "scene_path",

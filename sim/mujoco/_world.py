@@ -11,7 +11,7 @@ continues bit-identically and :meth:`state_hash` can prove it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 import mujoco  # type: ignore[import-untyped]
 import numpy as np
@@ -43,6 +43,13 @@ from sim.world import (
 )
 
 SETTLE_SECONDS = 0.5
+
+
+class Manual(Protocol):
+    """Something that drives the arm by hand (teleoperation) instead of the controller: its
+    ``step(data)`` writes ``data.ctrl`` once per control period, as ``Controller.step`` does."""
+
+    def step(self, data: mujoco.MjData) -> None: ...
 
 
 class PhysicsWorld:
@@ -80,6 +87,7 @@ class PhysicsWorld:
         self._idle_controller = self.controller.state()
         self._views: Views | None = None
         self._push: Push | None = None  # a body pushed by hand (live mode only; not replayable)
+        self._manual: Manual | None = None  # see set_manual
         self.s = WorldState()
         self._graph = self._perceive()  # the MJCF's default arrangement until reset()
 
@@ -119,6 +127,9 @@ class PhysicsWorld:
 
     def submit(self, action: Action) -> Verdict:
         """Accept and start, or reject without touching anything (not even the controller)."""
+        if self._manual is not None:
+            why = "the arm is under manual control (teleoperation)"
+            return Verdict(action, False, None, (Check("busy", why),))
         if self.s.verdict is not None:
             doing = self.s.verdict.action.describe()
             return Verdict(
@@ -151,7 +162,8 @@ class PhysicsWorld:
         return verdict
 
     def tick(self) -> TickReport:
-        model, data, ctl = self.model, self.data, self.controller
+        model, data = self.model, self.data
+        ctl: Controller | Manual = self.controller if self._manual is None else self._manual
         for _ in range(self._periods):
             ctl.step(data)
             if self._push is None:
@@ -224,6 +236,28 @@ class PhysicsWorld:
         self._push = push
         if push is None:
             self.data.xfrc_applied[:] = 0.0
+
+    @property
+    def control_period(self) -> float:
+        """Seconds between two control steps of the arm (controller or manual)."""
+        return self._substeps * float(self.model.opt.timestep)
+
+    @property
+    def manual(self) -> Manual | None:
+        return self._manual
+
+    def set_manual(self, manual: Manual | None) -> None:
+        """Drive the arm with ``manual`` every control period instead of the controller (None:
+        give it back). Refused while a skill runs: the two would fight over the servos. On
+        hand-back the controller takes up the arm where the person left it (its references are
+        re-read from ``qpos`` on its next step), not where its last skill ended."""
+        if manual is not None and self.busy:
+            raise RuntimeError("the arm is carrying out an action; wait for it to finish")
+        if manual is None and self._manual is not None:
+            st = self.controller.state()
+            st.update(q_ref=None, pos_ref=None, quat_ref=None, phase="idle")
+            self.controller.restore(st)
+        self._manual = manual
 
     def snapshot(self) -> dict[str, Any]:
         return to_snapshot(self.model, self.data, self.controller.state_view(), self.s)

@@ -1,0 +1,41 @@
+"""Teleoperation: Cartesian control of any arm, recording demonstrations, storing and
+replaying them. No Qt: devices (keys, gamepads) are wired to :class:`Teleop` elsewhere."""
+
+from sim.teleop._control import Command, StepReport, Teleop, default_workspace
+from sim.teleop._demo import ACTION_NAMES, Demonstration, Span
+from sim.teleop._demo_io import DemoFileError
+from sim.teleop._export_lerobot import export_lerobot
+from sim.teleop._export_robomimic import export_robomimic
+from sim.teleop._import_lerobot import import_lerobot
+from sim.teleop._import_robomimic import import_robomimic
+from sim.teleop._record import Recorder, model_xml
+from sim.teleop._replay import DemoReplay, replay_demonstration
+from sim.teleop._store import (
+    list_demonstrations,
+    load_demonstration,
+    state_hash,
+    store_demonstration,
+)
+
+__all__ = [
+    "ACTION_NAMES",
+    "Command",
+    "DemoFileError",
+    "DemoReplay",
+    "Demonstration",
+    "Recorder",
+    "Span",
+    "StepReport",
+    "Teleop",
+    "default_workspace",
+    "export_lerobot",
+    "export_robomimic",
+    "import_lerobot",
+    "import_robomimic",
+    "list_demonstrations",
+    "load_demonstration",
+    "model_xml",
+    "replay_demonstration",
+    "state_hash",
+    "store_demonstration",
+]
