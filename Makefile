@@ -20,7 +20,7 @@ DEB_PACKAGES := xvfb xauth ffmpeg libegl1 libgl1 libgl1-mesa-dri libglx-mesa0 \
 $(BIN)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev,rerun,demos]'
+	$(BIN)/python -m pip install -q -e '.[dev,rerun,demos,devices]'
 	touch $@
 
 install: $(BIN)/.installed

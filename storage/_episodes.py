@@ -384,6 +384,32 @@ class Episodes:
                 [_dump(config, "config"), eid],
             )
 
+    def mark_taken_over(self, episode_id: str, spans: Sequence[Mapping[str, Any]]) -> None:
+        """Record the ticks (inclusive spans ``{start, end, who, why}``) during which a person
+        drove the arm in a live run, as ``config.takeovers``: labelled data for review, and,
+        like a push by hand, a trace that no longer follows from its recorded decisions."""
+        clean: list[dict[str, Any]] = []
+        for s in spans:
+            a, b = int(s["start"]), int(s["end"])
+            who, why = str(s.get("who") or "").strip(), str(s.get("why") or "")
+            if a < 0 or b < a:
+                raise EpisodeError(f"takeovers: expected tick spans start <= end, got {(a, b)!r}")
+            if not who:
+                raise EpisodeError(f"takeovers: the span {a}–{b} does not say who took over")
+            clean.append({"start": a, "end": b, "who": who, "why": why})
+        clean.sort(key=lambda s: (s["start"], s["end"]))
+        with write(self._db):
+            eid = self._resolve(episode_id)
+            row = self._db.execute(
+                "SELECT config_json FROM sim_episodes WHERE id = ?", [eid]
+            ).fetchone()
+            config = json.loads(row[0] or "{}")
+            config["takeovers"] = clean
+            self._db.execute(
+                "UPDATE sim_episodes SET config_json = ? WHERE id = ?",
+                [_dump(config, "config"), eid],
+            )
+
     def delete(self, episode_id: str) -> None:
         """Remove an episode and its whole trace; its forks stay, no longer linked to it.
 

@@ -24,6 +24,7 @@ from app.cli import (
     _score,
     _sim_cmds,
     _study_cmds,
+    _teleop_cmds,
 )
 
 
@@ -88,6 +89,7 @@ for command in (
     *_arm_cmds.COMMANDS,
     *_episode_cmds.COMMANDS,
     *_batch_cmds.COMMANDS,
+    *_teleop_cmds.COMMANDS,  # after the project commands: its `export` group replaces theirs
 ):
     cli.add_command(command)
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from annotation import UserError
 
@@ -27,8 +29,9 @@ def check_display() -> None:
         )
 
 
-def run_gui(project: Path | None = None) -> int:
-    """Open the workbench (on ``project`` if given) and run the event loop."""
+def run_gui(project: Path | None = None, *, then: Callable[[Any], None] | None = None) -> int:
+    """Open the workbench (on ``project`` if given) and run the event loop; ``then(window)``
+    runs once the project is open (``workbench teleop`` picks its workspace with it)."""
     from storage import load_settings
 
     settings = load_settings()  # a bad WB_ setting is refused before any window appears
@@ -48,6 +51,8 @@ def run_gui(project: Path | None = None) -> int:
     window.show()
     if project is not None:
         window.open_project(Path(project), create=not (Path(project) / "project.sqlite").exists())
+    if then is not None:
+        then(window)
     try:
         return int(app.exec())
     finally:

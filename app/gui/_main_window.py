@@ -55,6 +55,7 @@ from app.gui.common import (
 from app.gui.episode import EpisodeWorkspace
 from app.gui.judge import JobsPanel, JudgeDialog, TraceView
 from app.gui.results import ResultsPanel
+from app.gui.teleop import TeleopWorkspace
 from judge import QueueError, queue_judge
 from storage import (
     ImportReport,
@@ -94,6 +95,8 @@ class MainWindow(QMainWindow):
         self.center = QStackedWidget()
         self.center.addWidget(self.annotate.center)
         self.center.addWidget(self.episode.center)
+        self.teleop = TeleopWorkspace(self.bridge)
+        self.center.addWidget(self.teleop.center)
         self.setCentralWidget(self.center)
         self.annotate.message.connect(lambda m: self.statusBar().showMessage(m, 5000))
         self.docks: dict[str, QDockWidget] = {}
@@ -131,6 +134,7 @@ class MainWindow(QMainWindow):
         self._dock("Episodes", self.episode.browser, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.docks["Episodes"].hide()
         self.state.project_changed.connect(lambda: self.episode.set_project(self.state.project))
+        self.state.project_changed.connect(lambda: self.teleop.set_project(self.state.project))
         self.docks["Jobs"].hide()  # shown when jobs are queued or on request
         self._annotate_sizes()
 
@@ -198,6 +202,7 @@ class MainWindow(QMainWindow):
             "view.judge": lambda: self.set_workspace("judge"),
             "view.results": lambda: self.set_workspace("results"),
             "view.episode": lambda: self.set_workspace("episode"),
+            "view.teleop": lambda: self.set_workspace("teleop"),
             "view.save_layout": self.save_layout_dialog,
             "view.load_layout": self.load_layout_dialog,
             "judge.run": self.judge_dialog,
@@ -231,7 +236,7 @@ class MainWindow(QMainWindow):
                 menus[cmd.menu].addSeparator()
         view = menus["View"]
         group = QActionGroup(self)
-        for cid in ("view.annotate", "view.judge", "view.results", "view.episode"):
+        for cid in ("view.annotate", "view.judge", "view.results", "view.episode", "view.teleop"):
             act = self.actions_by_id[cid]
             act.setCheckable(True)
             group.addAction(act)
@@ -415,6 +420,7 @@ class MainWindow(QMainWindow):
         "judge": ("Videos", "Judge trace", "Jobs"),
         "results": ("Videos", "Results"),
         "episode": ("Episodes",),
+        "teleop": (),
     }
 
     def set_workspace(self, name: str) -> None:
@@ -425,8 +431,10 @@ class MainWindow(QMainWindow):
         wanted = self.WORKSPACES[name]
         for title, dock in self.docks.items():
             dock.setVisible(title in wanted)
-        self.docks[wanted[-1] if len(wanted) < 2 else wanted[1]].raise_()
-        self.center.setCurrentIndex(1 if name == "episode" else 0)
+        if wanted:
+            self.docks[wanted[-1] if len(wanted) < 2 else wanted[1]].raise_()
+        self.center.setCurrentIndex({"episode": 1, "teleop": 2}.get(name, 0))
+        self.teleop.set_active(name == "teleop")
         self.actions_by_id[f"view.{name}"].setChecked(True)
         if name == "annotate":  # the other workspaces squeeze the Videos and Rubric docks
             self._annotate_sizes()
@@ -524,6 +532,7 @@ class MainWindow(QMainWindow):
         self.annotate.close()
         self.episode.live.stop()
         self.episode.world.close_episode()  # its render thread frees its GL context
+        self.teleop.close()
         self.state.set_project(None)
         if self._owns_bridge:  # late results must not reach the widgets being deleted
             self.bridge.close()

@@ -204,7 +204,11 @@ def perturbed_at(ep: EpisodeRecord) -> int | None:
 
 
 def refuse_perturbed(ep: EpisodeRecord, doing: str, before: int | None = None) -> None:
-    """Refuse ``doing`` on an episode pushed by hand (at or ``before`` a tick, if given)."""
+    """Refuse ``doing`` on an episode pushed by hand or taken over by a person in a live run
+    (at or ``before`` a tick, if given): from there its ticks are not its decisions' own.
+
+    A takeover's teleop commands are not replayed (they would need their own decider and
+    the arm's hand-over moments in the replay), so it is refused like a push."""
     first = perturbed_at(ep)
     if first is not None and (before is None or first < before):
         raise EpisodeError(
@@ -212,6 +216,16 @@ def refuse_perturbed(ep: EpisodeRecord, doing: str, before: int | None = None) -
             f"so its ticks after that do not follow from its decisions; cannot {doing}"
             + ("" if before is None else f" past tick {first}")
         )
+    spans = [s for s in ep.config.get("takeovers") or [] if isinstance(s, dict)]
+    if spans:
+        span = min(spans, key=lambda s: int(s["start"]))
+        took = int(span["start"])
+        if before is None or took < before:
+            raise EpisodeError(
+                f"episode {ep.id[:8]}: {span.get('who') or 'a person'} took the arm over at "
+                f"tick {took} in the live run, so its ticks after that do not follow from its "
+                f"decisions; cannot {doing}" + ("" if before is None else f" past tick {took}")
+            )
 
 
 def recorded(

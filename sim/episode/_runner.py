@@ -119,6 +119,9 @@ class EpisodeRunner:
         self.anomaly_log: list[AnomalyEntry] = []
         self.events: list[Event] = []
         self.on_tick: Callable[[EpisodeRunner, TickEntry], None] | None = None
+        #: a person has the arm (a live takeover): the agent is not asked and its queue waits,
+        #: while the world still ticks and the trace records; the episode cannot complete
+        self.held = False
         self._queue: deque[ActionEntry] = deque()
         self._running: ActionEntry | None = None
         self._fired: set[int] = set()
@@ -232,10 +235,10 @@ class EpisodeRunner:
             finished=self._last_finished,
             events=tuple(self.events),
         )
-        for action in self.agent.decide(obs):
+        for action in () if self.held else self.agent.decide(obs):
             changed.append(self._enqueue(action, self.agent.source, t))
         verdicts: list[Verdict] = []
-        while not self.world.busy and self._queue:
+        while not self.held and not self.world.busy and self._queue:
             entry_a = self._queue.popleft()
             verdict = self.world.submit(entry_a.action)
             entry_a.verdict = verdict
@@ -287,7 +290,7 @@ class EpisodeRunner:
         if self.end_tick is not None:
             return self._settled_status() if t >= self.end_tick else None
         idle = not self.world.busy and not self._queue
-        if self.agent.done and idle:
+        if self.agent.done and idle and not self.held:
             return "completed"
         if self._attempts >= self.budgets.max_attempts:
             return "budget_exhausted"

@@ -5,6 +5,13 @@ that calls it, paces it to wall-clock (``speed`` × real time; 0 means as fast a
 measures the real-time factor actually reached. The episode is built *on* that thread, with
 the thread's own project connection (SQLite connections stay on their thread), and records as
 it runs, so the workspace can read the trace while it grows.
+
+A person can take the arm over (:meth:`LiveRun.take_over`, physics only): the runner is held
+(``EpisodeRunner.held``: the agent is not asked, its queue waits, so no action of its is
+submitted and none is refused), and as soon as the arm is idle a :class:`~sim.teleop.Teleop`
+drives it from the :class:`~sim.teleop.Command` s given (:meth:`LiveRun.command`) until
+:meth:`LiveRun.hand_back`. Each takeover is a span (start tick, end tick, who, why) stored
+with the episode (``config.takeovers``) when it starts and again when it ends.
 """
 
 from __future__ import annotations
@@ -13,14 +20,16 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sim.episode import EpisodeRunner, RunState
-from storage import Project
+from storage import EpisodeError, Project
 
 if TYPE_CHECKING:
     from sim.mujoco import Push
+    from sim.teleop import Command, Span, Teleop
 
 #: builds the episode on the live thread: ``project -> (runner, episode id or None, extra)``
 Build = Callable[[Project], tuple[EpisodeRunner, Any]]
@@ -52,6 +61,12 @@ class LiveRun:
         self._pushing = False
         #: tick spans (inclusive) with a body pushed by hand; stored as ``config.perturbed``
         self.perturbed: list[tuple[int, int]] = []
+        #: takeovers so far (the last one open while :attr:`taken_over`); ``config.takeovers``
+        self.takeovers: list[Span] = []
+        self.teleop: Teleop | None = None  # driving the arm now
+        self._want: tuple[str, str] | None = None  # (who, why) waiting for the arm to be idle
+        self._control: list[tuple[str, Any]] = []  # take / back, not yet applied
+        self._command: Command | None = None  # the person's command in force
         self._thread = threading.Thread(target=self._run, name="wb-live", daemon=True)
         self._thread.start()
 
@@ -83,6 +98,36 @@ class LiveRun:
         with self._cv:
             self._push = (push,)
             self._cv.notify()
+
+    def take_over(self, who: str, why: str = "") -> None:
+        """Take the arm from the agent at the next tick boundary (once its current action is
+        done): the agent is held from then on, the arm follows :meth:`command`. ``why``
+        defaults to "took over"."""
+        if not who.strip():
+            raise EpisodeError("take over: say who is taking over (a name)")
+        world = self.runner.world if self.runner is not None else None
+        if world is not None and not hasattr(world, "set_manual"):
+            raise EpisodeError("take over: a symbolic episode has no arm to drive")
+        with self._cv:
+            self._control.append(("take", (who.strip(), why.strip() or "took over")))
+            self._cv.notify()
+
+    def command(self, cmd: Command) -> None:
+        """The person's command from the next tick on, held until the next one (a key held
+        down); ignored unless taken over."""
+        with self._cv:
+            self._command = cmd
+
+    def hand_back(self) -> None:
+        """Give the arm back to the agent's controller at the next tick boundary."""
+        with self._cv:
+            self._control.append(("back", None))
+            self._cv.notify()
+
+    @property
+    def taken_over(self) -> bool:
+        """Whether a person has the arm, or asked for it and waits for the arm to be idle."""
+        return self.teleop is not None or self._want is not None
 
     def stop(self, timeout: float = 10.0) -> None:
         with self._cv:
@@ -136,6 +181,8 @@ class LiveRun:
                 finally:  # with the project still open: the trace is written whole
                     if self._pushing:
                         self._mark(project)  # the last span's end
+                    if self.teleop is not None:  # stopped while a person had the arm
+                        self._hand_back(project)
                     if self.runner is not None:
                         if self.runner.state is not RunState.FINISHED:
                             self.runner.cancel()
@@ -153,27 +200,41 @@ class LiveRun:
         anchor: tuple[float, int, float] | None = None  # (wall, tick, speed) of the schedule
         while True:
             with self._cv:
-                while self._push is None and (
-                    not (self._stop or self._playing or self._steps)
-                    or (runner.state is RunState.FINISHED and not self._stop)
+                while (
+                    self._push is None
+                    and not self._control
+                    and (
+                        not (self._stop or self._playing or self._steps)
+                        or (runner.state is RunState.FINISHED and not self._stop)
+                    )
                 ):
                     self._cv.wait(0.2)
                 if self._stop:
                     return
                 change, self._push = self._push, None
-                if change is None:
+                control, self._control = self._control, []
+                cmd = self._command
+                if change is None and not control:
                     playing = self._playing
                     if not playing:
                         self._steps -= 1
                     speed = self.speed
-            if change is not None:  # applied between ticks, paused or not
-                if runner.state is not RunState.FINISHED:
+            if change is not None or control:  # applied between ticks, paused or not
+                if change is not None and runner.state is not RunState.FINISHED:
                     self._apply_push(project, change[0])
+                for what, arg in control:
+                    self._apply_control(project, what, arg)
                 continue
+            if self._want is not None and not runner.world.busy:
+                self._take(project)  # the agent's last action is done: the arm is free
+            if self.teleop is not None and cmd is not None:
+                self.teleop.hold(cmd)
             runner.step()
             if self._pushing:
                 a, _ = self.perturbed[-1]
                 self.perturbed[-1] = (a, runner.tick)
+            if self.teleop is not None:
+                self.takeovers[-1] = replace(self.takeovers[-1], end=runner.tick)
             if self.on_tick is not None:
                 self.on_tick(runner)
             if not playing:
@@ -224,3 +285,47 @@ class LiveRun:
         eid = self.episode_id
         if eid is not None and self.perturbed:
             project.episodes.mark_perturbed(eid, self.perturbed)
+
+    # ---- takeovers (on the live thread, between ticks) ----------------------------------------
+    def _apply_control(self, project: Project, what: str, arg: Any) -> None:
+        runner = self.runner
+        assert runner is not None
+        if what == "take" and not self.taken_over and runner.state is not RunState.FINISHED:
+            runner.held = True  # at once: the agent starts nothing new while the arm frees up
+            self._want = arg
+            if not runner.world.busy:
+                self._take(project)
+        elif what == "back":
+            if self.teleop is not None:
+                self._hand_back(project)
+            elif self._want is not None:  # asked, never got the arm: nothing to record
+                self._want = None
+                runner.held = False
+
+    def _take(self, project: Project) -> None:
+        from sim.teleop import Span, Teleop  # mujoco-heavy: only when someone takes over
+
+        runner = self.runner
+        assert runner is not None and self._want is not None
+        who, why = self._want
+        self._want = None
+        self.teleop = Teleop(runner.world)  # type: ignore[arg-type]  # a PhysicsWorld
+        with self._cv:
+            self._command = None  # a key still held from a takeover before does not carry over
+        self.takeovers.append(Span(runner.tick, runner.tick, who, why))
+        self._mark_takeovers(project)  # stored at once: a crash mid-takeover keeps the mark
+
+    def _hand_back(self, project: Project) -> None:
+        runner = self.runner
+        assert runner is not None and self.teleop is not None
+        self.teleop.close()
+        self.teleop = None
+        runner.held = False
+        self._mark_takeovers(project)
+
+    def _mark_takeovers(self, project: Project) -> None:
+        eid = self.episode_id
+        if eid is not None and self.takeovers:
+            spans = [{"start": s.start, "end": s.end, "who": s.who, "why": s.why}
+                     for s in self.takeovers]  # fmt: skip
+            project.episodes.mark_taken_over(eid, spans)

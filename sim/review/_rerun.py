@@ -24,6 +24,8 @@ the world at every tick, the stored videos. Two timelines: ``tick`` (sequence) a
 ``events``,                 TextLog: event trigger/commit/resolve and harness holds; a
 ``events/windows``          request's window
 ``anomalies``               TextLog (WARN): injected anomalies, spans pushed by hand
+``takeovers``               TextLog (WARN): where a person took the arm over (who, why) and
+                            where they handed it back; a demonstration's labelled spans
 ``gates``                   TextLog: rubric evidence raters marked on the episode's videos
 ``contract/<predicate>``    Scalars 1/0 (held / not) per goal condition, written where it changes
 ==========================  ===================================================================
@@ -161,6 +163,9 @@ def _world_source(project: Project, tl: EpisodeTimeline) -> tuple[Iterator[Scene
         cursor = WorldCursor(project, ep.id)
     except UserError as why:  # not replayable (scenario changed, arm motion changed …)
         return _stored(tl), "stored", f"from the stored graphs (no replay: {why})"
+    if cursor.demo_states is not None:
+        note = "restored tick by tick from the demonstration's recorded MuJoCo states"
+        return _replayed(cursor, tl), "replayed", note
     return _replayed(cursor, tl), "replayed", "replayed tick by tick from the recorded decisions"
 
 
@@ -176,7 +181,7 @@ def _replayed(cursor: WorldCursor, tl: EpisodeTimeline) -> Iterator[SceneGraph]:
     try:
         for t in range(tl.ticks + 1):
             reached = cursor.seek(t)
-            if reached != t or (t in expected and cursor.world.state_hash() != expected[t]):
+            if reached != t or (t in expected and cursor.state_hash() != expected[t]):
                 raise _DivergedError(t)
             yield cursor.world.graph
     finally:
@@ -223,7 +228,7 @@ _ENTITY = {
     "actions": "actions", "rejections": "rejections", "user": "dialogue/user",
     "assistant": "dialogue/assistant", "replies": "dialogue/replies", "events": "events",
     "windows": "events/windows", "belief": "belief/statements", "anomalies": "anomalies",
-    "gates": "gates",
+    "gates": "gates", "takeovers": "takeovers",
 }  # fmt: skip
 _DRAWN = ("video", "contract")  # tracks written as frames and series, not as log lines
 
@@ -274,6 +279,9 @@ def _lines(tl: EpisodeTimeline, i: Item) -> list[tuple[int, str, str]]:
     if i.track == "anomalies":
         until = f" (until tick {i.end})" if i.end > i.start else ""
         return [(i.start, f"anomaly: {i.label}{until}", "WARN")]
+    if i.track == "takeovers":
+        return [(i.start, f"{i.label} (ticks {i.start}–{i.end})", "WARN"),
+                (i.end, f"takeover ends: {i.label}", "INFO")]  # fmt: skip
     if i.track == "gates":
         level = "WARN" if i.kind == "fail" else "INFO"
         return [(i.start, f"{i.label} (until tick {i.end})", level)]

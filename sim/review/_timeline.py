@@ -18,6 +18,8 @@ the same way, and an episode from before dialogue existed simply has fewer track
   tick disagrees;
 - ``anomalies``: injected world anomalies, and spans where a person pushed a body by hand in
   a live run (``perturbed``: from there the trace does not replay);
+- ``takeovers``: spans where a person drove the arm in a live run (who, why; from there the
+  trace does not replay either), and the labelled spans of a demonstration (its ``Span`` s);
 
 Every item keeps ``ref``, an index into its source list, so a click can find the row behind it.
 """
@@ -45,7 +47,7 @@ from storage import (
 
 TRACKS = (
     "video", "actions", "rejections", "user", "assistant", "replies", "events", "windows",
-    "contract", "gates", "belief", "anomalies",
+    "contract", "gates", "belief", "anomalies", "takeovers",
 )  # fmt: skip
 
 
@@ -250,6 +252,7 @@ def load_timeline(
     for k, (a, b) in enumerate(ep.config.get("perturbed") or []):
         why = "a body pushed by hand (live run): from here the world is not the decisions' own"
         items.append(Item("anomalies", int(a), int(b), why, "perturbed", k))
+    items += _takeover_items(ep)
     beliefs = [(bt, SceneGraph.from_json(json.loads(g))) for bt, g in eps.beliefs(ep.id)]
     for bt, believed in beliefs:
         wrong = mismatches(graphs.graph_at(bt), believed)
@@ -263,6 +266,22 @@ def load_timeline(
         tl.parent = load_timeline(project, ep.parent_id, with_parent=False)
         tl.diverges_at = diverges_at(tl.parent.graphs.rows, eps.ticks(ep.id))
     return tl
+
+
+def _takeover_items(ep: EpisodeRecord) -> list[Item]:
+    """A live run's takeovers (``config.takeovers``) and a demonstration's own labelled spans
+    (``config.spans``), as spans labelled with who and why."""
+    out = []
+    for k, s in enumerate(ep.config.get("takeovers") or []):
+        why = s.get("why") or "took over"
+        out.append(Item("takeovers", int(s["start"]), int(s["end"]),
+                        f"{s.get('who')} took the arm over: {why}", "takeover", k))  # fmt: skip
+    for k, s in enumerate(ep.config.get("spans") or [] if ep.config.get("teleop") else []):
+        kind = str(s.get("kind") or "takeover")
+        why = f": {s['why']}" if s.get("why") else ""
+        out.append(Item("takeovers", int(s["start"]), int(s["end"]),
+                        f"{s.get('who')} ({kind}){why}", kind, k))  # fmt: skip
+    return out
 
 
 def _gate_items(

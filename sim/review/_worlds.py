@@ -9,11 +9,17 @@ A :class:`FrameThread` owns one cursor and renders on its own thread: an offscre
 belongs to the thread that made it, and the GUI thread stays free (mujoco releases the GIL
 while it steps and renders). Requests are coalesced: only the newest waits, so dragging the
 playhead never queues a backlog.
+
+A demonstration (an episode recorded by teleoperation, agent ``teleop``) has no decisions to
+replay: its ``.npz`` holds the MuJoCo integration state of every step, so the cursor restores
+the stored state of the tick asked for, and :attr:`WorldCursor.faithful` checks the world's
+state against the tick's stored hash (the sha256 of that state).
 """
 
 from __future__ import annotations
 
 import bisect
+import hashlib
 import json
 import threading
 from collections.abc import Callable
@@ -24,8 +30,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from sim.episode import EpisodeRunner, ReplayAgent, episode_world, recorded
-from storage import Project
+from sim.episode import EpisodeRunner, ReplayAgent, episode_world, open_scenario, recorded
+from sim.scenario import ScenarioError
+from storage import EpisodeRecord, Project
 
 #: ticks a cursor keeps in memory (about 10 kB each for the kitchen scene)
 MEMO_TICKS = 5000
@@ -41,6 +48,11 @@ class WorldCursor:
     """
 
     def __init__(self, project: Project, episode_id: str) -> None:
+        #: a demonstration's per-step MuJoCo states (None: an episode replayed from decisions)
+        self.demo_states: NDArray[np.float64] | None = None
+        if is_demonstration(project.episodes.get(episode_id)):
+            self._open_demo(project, episode_id)
+            return
         ep, bound, decisions = recorded(project, episode_id)
         self.episode = ep
         self.world = episode_world(project, ep, bound)  # its arm, checked unchanged
@@ -61,12 +73,54 @@ class WorldCursor:
             anomalies=bool(ep.config.get("anomalies", True)), end_tick=ep.ticks,
         )  # fmt: skip
 
+    def _open_demo(self, project: Project, episode_id: str) -> None:
+        from sim.teleop import load_demonstration  # mujoco-heavy, and only for demonstrations
+
+        demo = load_demonstration(project, episode_id)
+        ep = project.episodes.get(episode_id)
+        self.episode = ep
+        source = str(ep.config.get("source", ep.scenario))
+        bound = open_scenario(source)
+        if bound.scenario.digest != ep.scenario_sha:
+            raise ScenarioError(
+                f"{source}: the scenario changed since demonstration {ep.id[:8]} was recorded "
+                "(its digest differs); its states belong to the scene it ran in"
+            )
+        self.world = episode_world(project, ep, bound)  # its arm, checked unchanged
+        self.world.reset(ep.seed)  # the layout's parked objects and attributes, as recorded
+        self.demo_states = demo.states
+        self.expected = project.episodes.hashes(ep.id)
+        self.snapshots = []
+        self._base: dict[str, Any] = self.world.snapshot()
+        self._tick = -1
+        self.seek(0)
+
     @property
     def tick(self) -> int:
-        return self.runner.tick
+        return self._tick if self.demo_states is not None else self.runner.tick
+
+    def _seek_demo(self, tick: int) -> int:
+        """Restore the demonstration's recorded state of ``tick`` (one ``mj_setState``)."""
+        assert self.demo_states is not None
+        tick = max(0, min(int(tick), len(self.demo_states) - 1))
+        if tick != self._tick:
+            snap = dict(self._base)
+            snap["physics"] = np.ascontiguousarray(self.demo_states[tick]).tobytes().hex()
+            snap["world"] = {**self._base["world"], "tick": tick}
+            self.world.restore(snap)
+            self._tick = tick
+        return tick
+
+    def state_hash(self) -> str:
+        """The world's state hash in the episode's own terms (what its ticks stored)."""
+        if self.demo_states is None:
+            return self.world.state_hash()
+        return _demo_hash(self.world)
 
     def seek(self, tick: int) -> int:
         """Put the world at ``tick`` (clamped to the episode); returns the tick reached."""
+        if self.demo_states is not None:
+            return self._seek_demo(tick)
         tick = max(0, min(int(tick), self.episode.ticks))
         if tick == self.runner.tick:
             return tick
@@ -95,7 +149,10 @@ class WorldCursor:
 
     def prefetch(self) -> bool:
         """Replay one more tick into the memory (the first one missing); False when there is
-        nothing left to do (all ticks held, or the memory is full)."""
+        nothing left to do (all ticks held, or the memory is full; a demonstration restores
+        any tick at once)."""
+        if self.demo_states is not None:
+            return False
         while self._frontier in self._memo:
             self._frontier += 1
         if self._frontier > self.episode.ticks or len(self._memo) >= MEMO_TICKS:
@@ -112,12 +169,30 @@ class WorldCursor:
     @property
     def faithful(self) -> bool:
         """Whether the world's state hash is the one recorded at this tick."""
+        if self.demo_states is not None:
+            t = self._tick
+            return 0 <= t < len(self.expected) and _demo_hash(self.world) == self.expected[t]
         hashes = self.runner.hashes
         t = self.runner.tick
         return bool(hashes) and t < len(self.expected) and hashes[-1] == self.expected[t]
 
     def close(self) -> None:
         self.world.close()
+
+
+def is_demonstration(ep: EpisodeRecord) -> bool:
+    """Whether ``ep`` is a demonstration recorded by teleoperation (see ``sim.teleop``)."""
+    return ep.agent == "teleop" and bool(ep.config.get("teleop"))
+
+
+def _demo_hash(world: Any) -> str:
+    """sha256 of the world's MuJoCo integration state, as a demonstration's ticks store it."""
+    import mujoco  # type: ignore[import-untyped]
+
+    spec = mujoco.mjtState.mjSTATE_INTEGRATION
+    state = np.zeros(mujoco.mj_stateSize(world.model, spec))
+    mujoco.mj_getState(world.model, world.data, state, spec)
+    return hashlib.sha256(state.tobytes()).hexdigest()
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,11 @@ from sim.teleop._export_lerobot import export_lerobot
 from sim.teleop._export_robomimic import export_robomimic
 from sim.teleop._import_lerobot import import_lerobot
 from sim.teleop._import_robomimic import import_robomimic
+from sim.teleop._project_export import FORMATS as DEMO_FORMATS
+from sim.teleop._project_export import export_demonstrations, project_demonstrations
 from sim.teleop._record import Recorder, model_xml
 from sim.teleop._replay import DemoReplay, replay_demonstration
+from sim.teleop._session import SessionStatus, TeleopSession
 from sim.teleop._store import (
     list_demonstrations,
     load_demonstration,
@@ -19,15 +22,19 @@ from sim.teleop._store import (
 
 __all__ = [
     "ACTION_NAMES",
+    "DEMO_FORMATS",
     "Command",
     "DemoFileError",
     "DemoReplay",
     "Demonstration",
     "Recorder",
+    "SessionStatus",
     "Span",
     "StepReport",
     "Teleop",
+    "TeleopSession",
     "default_workspace",
+    "export_demonstrations",
     "export_lerobot",
     "export_robomimic",
     "import_lerobot",
@@ -35,6 +42,7 @@ __all__ = [
     "list_demonstrations",
     "load_demonstration",
     "model_xml",
+    "project_demonstrations",
     "replay_demonstration",
     "state_hash",
     "store_demonstration",

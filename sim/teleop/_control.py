@@ -188,12 +188,18 @@ class Teleop:
 
     def apply(self, cmd: Command) -> StepReport:
         """Run one control step (one world tick) under ``cmd``."""
+        action = self.hold(cmd)
+        self.world.tick()
+        return StepReport(action, tuple(dict.fromkeys(self._limits)))
+
+    def hold(self, cmd: Command) -> Vec:
+        """Put ``cmd`` in force for the ticks to come without ticking: for a world something
+        else ticks (a live episode's runner, during a takeover). Returns the action applied."""
         action = self.action_for(cmd)
         self._v, self._w = action[:3], action[3:6]
         self._grip = float(action[6])
         self._limits = []
-        self.world.tick()
-        return StepReport(action, tuple(dict.fromkeys(self._limits)))
+        return action
 
     def close(self) -> None:
         """Give the arm back to the skill controller."""

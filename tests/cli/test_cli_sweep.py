@@ -30,6 +30,8 @@ SWEEP: dict[str, list[str]] = {
     "video frame": ["{X}", "3", "--out", "{X}.png"],
     "import": ["{X}", "--project", "{P}"],
     "export": ["--project", "{P}"],
+    "export demos": ["--format", "lerobot", "--project", "{P}", "--out", "{X}"],
+    "teleop": ["nope", "--project", "{P}"],
     "demo": ["--project", "{N}", "--no-sim"],
     "worker": ["--project", "{P}", "--drain"],
     "jobs status": ["--project", "{P}", "--batch", "nope"],
@@ -100,6 +102,8 @@ def leaf_commands(group: click.Group = cli, prefix: str = "") -> list[str]:
     for name, sub in group.commands.items():
         full = f"{prefix} {name}".strip()
         if isinstance(sub, click.Group):
+            if sub.invoke_without_command:  # `export` runs by itself too (annotations)
+                names.append(full)
             names += leaf_commands(sub, full)
         elif full != "gui":  # opens a window; its project errors go through the GUI boundary
             names.append(full)

@@ -75,6 +75,14 @@ COMMANDS: tuple[Command, ...] = (
         "A recorded episode on one playhead: timeline, transcript, state at the tick",
     ),
     Command(
+        "view.teleop",
+        "&Teleop Workspace",
+        ("Ctrl+5",),
+        "global",
+        "View",
+        "Drive the arm by hand and record demonstrations (keys work while the view has focus)",
+    ),
+    Command(
         "view.save_layout",
         "Save &Layout to File…",
         (),

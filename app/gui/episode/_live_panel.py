@@ -5,6 +5,11 @@ shows the tick and the measured real-time factor, and reloads the recorded trace
 workspace a few times a second, so the timeline, transcript and inspector follow the live
 episode on the same playhead as a recorded one. In the user's seat, what you say goes to the
 assistant and what you do goes to your own action queue.
+
+In a physics episode a person can take the arm over ("Take over"): the agent is held, and keys
+pressed on the panel drive the end effector (W/S ±x, A/D ±y, R/F ±z, Q/E yaw, Space opens or
+closes the jaws) until "Hand back". While it has the arm the panel keeps those keys to itself
+(it accepts their shortcut override), so they never trigger a viewer or window shortcut.
 """
 
 from __future__ import annotations
@@ -12,7 +17,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
+from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -30,7 +36,7 @@ from sim.interact import HumanUser, SeatUser, build_interactive
 from sim.review import Build, LiveFrames, LiveRun
 from sim.scenario import shipped
 from sim.users import PROFILES
-from storage import Project
+from storage import Project, load_settings
 
 if TYPE_CHECKING:
     from app.gui.episode._world_view import WorldView
@@ -38,6 +44,14 @@ if TYPE_CHECKING:
 RELOAD_MS = 400
 LIVE_FRAME_EVERY = 2  # ticks between the live world's snapshots for the MuJoCo view
 LIVE_BATCH = 2  # ticks between writes: the workspace reads what the live episode stored
+TAKEOVER_LINEAR = 0.1  # m/s while a direction key is held: slow enough to place by eye
+TAKEOVER_ANGULAR = 0.8  # rad/s while Q or E is held
+#: key → (axis, sign): axes 0–2 are linear x, y, z; 3 is yaw
+TAKEOVER_KEYS = {
+    Qt.Key.Key_W: (0, 1.0), Qt.Key.Key_S: (0, -1.0), Qt.Key.Key_A: (1, 1.0),
+    Qt.Key.Key_D: (1, -1.0), Qt.Key.Key_R: (2, 1.0), Qt.Key.Key_F: (2, -1.0),
+    Qt.Key.Key_Q: (3, 1.0), Qt.Key.Key_E: (3, -1.0),
+}  # fmt: skip
 
 
 class LivePanel(QWidget):
@@ -94,6 +108,16 @@ class LivePanel(QWidget):
         self.do.returnPressed.connect(self._do)
         self.done_button = QPushButton("I'm done")
         self.done_button.clicked.connect(self._done)
+        self.who = QLineEdit(load_settings().rater)
+        self.who.setPlaceholderText("who takes over")
+        self.why = QLineEdit()
+        self.why.setPlaceholderText("why (e.g. the agent is stuck)")
+        self.take_button = QPushButton("Take over")
+        self.take_button.setToolTip("Hold the agent and drive the arm: W/S A/D R/F move, Q/E "
+                                    "turn, Space opens or closes the jaws")  # fmt: skip
+        self.take_button.clicked.connect(self.toggle_takeover)
+        self._held: set[int] = set()  # takeover keys held down
+        self._grip: float | None = None  # None: keep the jaws as they are
         grid = QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)
         for col, w in enumerate((self.scenario, self.mode, self.persona, self.seat,
@@ -106,6 +130,9 @@ class LivePanel(QWidget):
         grid.addWidget(self.say, 2, 0, 1, 2)
         grid.addWidget(self.do, 2, 2, 1, 2)
         grid.addWidget(self.done_button, 2, 4)
+        grid.addWidget(self.who, 3, 0)
+        grid.addWidget(self.why, 3, 1, 1, 2)
+        grid.addWidget(self.take_button, 3, 3)
         self.timer = QTimer(self)
         self.timer.setInterval(RELOAD_MS)
         self.timer.timeout.connect(self._tick)
@@ -143,6 +170,10 @@ class LivePanel(QWidget):
         for w in seat_row:
             w.setVisible(seat)
             w.setEnabled(seat)
+        runner = self.live.runner if live and self.live is not None else None
+        arm = runner is not None and hasattr(runner.world, "set_manual")  # physics only
+        for w in (self.who, self.why, self.take_button):
+            w.setVisible(arm)
 
     # ---- lifecycle -------------------------------------------------------------------------
     def start_fork(self, build: Build, tick: int, *, take_seat: bool) -> None:
@@ -218,6 +249,8 @@ class LivePanel(QWidget):
 
     def stop(self) -> None:
         self.timer.stop()
+        self._held.clear()
+        self.take_button.setText("Take over")
         if self.live is not None:
             self.live.stop()
             self._tick()
@@ -263,6 +296,75 @@ class LivePanel(QWidget):
             self.human.do(self.do.text())
             self.do.clear()
 
+    # ---- takeover --------------------------------------------------------------------------
+    @property
+    def taken_over(self) -> bool:
+        return self.live is not None and self.live.taken_over
+
+    def toggle_takeover(self) -> None:
+        """Take the arm (the agent is held), or hand it back."""
+        live = self.live
+        if live is None:
+            return
+        if live.taken_over:
+            live.hand_back()
+            self._held.clear()
+            self.take_button.setText("Take over")
+            return
+        live.take_over(self.who.text().strip() or load_settings().rater, self.why.text())
+        self._held.clear()
+        self._grip = None
+        self.take_button.setText("Hand back")
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.setFocus()  # the keys come here now
+
+    def event(self, e: QEvent) -> bool:
+        if (
+            e.type() == QEvent.Type.ShortcutOverride
+            and self.taken_over
+            and isinstance(e, QKeyEvent)
+            and (e.key() in TAKEOVER_KEYS or e.key() == Qt.Key.Key_Space)
+        ):
+            e.accept()  # ours while the person has the arm: no window shortcut fires
+            return True
+        return super().event(e)
+
+    def keyPressEvent(self, e: QKeyEvent) -> None:
+        if not self.taken_over or e.isAutoRepeat():
+            if not self.taken_over:
+                super().keyPressEvent(e)
+            return
+        if e.key() == Qt.Key.Key_Space:
+            teleop = self.live.teleop if self.live is not None else None
+            now = self._grip if self._grip is not None else (teleop.grip if teleop else 0.0)
+            self._grip = 0.0 if now > 0.5 else 1.0
+        elif e.key() in TAKEOVER_KEYS:
+            self._held.add(e.key())
+        else:
+            super().keyPressEvent(e)
+            return
+        self._send()
+
+    def keyReleaseEvent(self, e: QKeyEvent) -> None:
+        if self.taken_over and not e.isAutoRepeat() and e.key() in TAKEOVER_KEYS:
+            self._held.discard(e.key())
+            self._send()
+            return
+        super().keyReleaseEvent(e)
+
+    def _send(self) -> None:
+        from sim.teleop import Command  # mujoco-heavy: only once someone drives the arm
+
+        axes = [0.0, 0.0, 0.0, 0.0]
+        for key in self._held:
+            axis, sign = TAKEOVER_KEYS[Qt.Key(key)]
+            axes[axis] += sign
+        lin = TAKEOVER_LINEAR
+        cmd = Command(linear=(axes[0] * lin, axes[1] * lin, axes[2] * lin),
+                      angular=(0.0, 0.0, axes[3] * TAKEOVER_ANGULAR), grip=self._grip)  # fmt: skip
+        if self.live is not None:
+            self.live.command(cmd)
+
     # ---- updates ---------------------------------------------------------------------------
     def _tick(self) -> None:
         live = self.live
@@ -272,6 +374,10 @@ class LivePanel(QWidget):
         state = "finished" if live.finished else ("playing" if live.playing else "paused")
         rtf_text = f" · RTF {rtf:.2f}" if rtf is not None and live.playing else ""
         yours = " · you have the user's seat" if self.human is not None else ""
+        if live.teleop is not None:
+            yours += " · you have the arm (W/S A/D R/F Q/E, Space)"
+        elif live.taken_over:
+            yours += " · taking the arm once its action is done"
         self.status.setText(f"live tick {live.tick} · {state}{rtf_text}{yours}")
         if live.finished:
             self.play_button.setText("▶ Play")

@@ -26,6 +26,7 @@ COLORS = {
     "assistant": "#2d8a4e", "anomalies": "#e67e22", "wrong": "#c0392b", "right": "#27ae60",
     "false": "#c0392b", "pass": "#27ae60", "fail": "#c0392b", "na": "#95a5a6",
     "unresolved": "#e67e22", "evidence": "#16a085", "perturbed": "#6c3483",
+    "takeover": "#1f618d",
 }  # fmt: skip
 DEFAULT = "#555555"
 

@@ -166,7 +166,10 @@ class WorldView(QWidget):
         """Start the episode's frame thread; the cameras arrive when it is ready (the world is
         built off the GUI thread)."""
         self.close_episode()
-        self.perturbed_at = perturbed_at(episode)
+        took = [int(t["start"]) for t in episode.config.get("takeovers") or []
+                if isinstance(t, dict)]  # fmt: skip
+        marks = [t for t in (perturbed_at(episode), *took) if t is not None]
+        self.perturbed_at = min(marks) if marks else None  # pushed or taken over from here
         self.frame = None
         self.canvas.image = None
         self.canvas.update()
@@ -288,7 +291,7 @@ class WorldView(QWidget):
         self.frame = frame
         live = "live · " if isinstance(self.frames, LiveFrames) else ""
         pushed = self.perturbed_at
-        approx = (f" · approximate: pushed by hand at t{pushed}"
+        approx = (f" · approximate: a person acted at t{pushed}"
                   if pushed is not None and frame.tick > pushed and not live else "")  # fmt: skip
         self.status.setText(f"{live}tick {frame.tick} · {frame.camera} · {w}×{h}{approx}")
         self.canvas.update()
