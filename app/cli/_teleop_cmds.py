@@ -66,6 +66,62 @@ def demos(
     click.echo(f"exported {count} demonstration(s) as {fmt} to {path}")
 
 
+@click.group("demos")
+def demos_group() -> None:
+    """Teleoperated demonstrations: list them, import LeRobot / robomimic files as
+    demonstrations, send their videos to the rubric (export: `workbench export demos`)."""
+
+
+@demos_group.command("list")
+@click.option("--project", "project_dir", required=True, type=click.Path(path_type=Path),
+              help="Project folder.")  # fmt: skip
+def demos_list(project_dir: Path) -> None:
+    """The project's demonstrations, newest first."""
+    from sim.teleop import list_demonstrations
+    from storage import Project
+
+    with Project.open(project_dir) as project:
+        for ep in list_demonstrations(project):
+            c = ep.config
+            outcome = "success" if c.get("success") else "not done"
+            cams = ",".join(c.get("cameras") or []) or "no camera"
+            click.echo(f"{ep.id[:8]}  {ep.scenario:<14} {c.get('arm', ''):<10} {ep.ticks + 1:>5} "
+                       f"steps  {outcome:<8}  {cams}  {ep.started[:16]}")  # fmt: skip
+
+
+@demos_group.command("import")
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["lerobot", "robomimic"]), required=True,
+              help="lerobot: a LeRobotDataset v3 folder; robomimic: one HDF5 file.")  # fmt: skip
+@click.option("--project", "project_dir", required=True, type=click.Path(path_type=Path),
+              help="Project folder.")  # fmt: skip
+def demos_import(path: Path, fmt: str, project_dir: Path) -> None:
+    """Store every demonstration in PATH as an episode (its scene graph perceived again from
+    each recorded MuJoCo state), all or nothing."""
+    from sim.teleop import import_demonstrations
+    from storage import Project
+
+    with Project.open(project_dir) as project:
+        ids = import_demonstrations(project, fmt, path)
+    click.echo(f"imported {len(ids)} demonstration(s): {', '.join(i[:8] for i in ids)}")
+
+
+@demos_group.command("rate")
+@click.argument("ids", nargs=-1)
+@click.option("--camera", default="front", show_default=True, help="The camera video to rate.")
+@click.option("--project", "project_dir", required=True, type=click.Path(path_type=Path),
+              help="Project folder.")  # fmt: skip
+def demos_rate(ids: tuple[str, ...], camera: str, project_dir: Path) -> None:
+    """Add the demonstrations' videos (all, or IDS) to the rubric as human videos of the case
+    demo-<scenario>, to be scored like any video in the annotate workspace."""
+    from sim.teleop import rate_demonstrations
+    from storage import Project
+
+    with Project.open(project_dir) as project:
+        report = rate_demonstrations(project, ids, camera=camera)
+    click.echo(report.summary())
+
+
 @click.command()
 @click.argument("scenario")
 @click.option("--project", "project_dir", required=True, type=click.Path(path_type=Path),
@@ -90,4 +146,4 @@ def teleop(scenario: str, project_dir: Path, arm: str | None) -> None:
     sys.exit(run_gui(project_dir, then=on_teleop))
 
 
-COMMANDS = [teleop, export]
+COMMANDS = [teleop, export, demos_group]

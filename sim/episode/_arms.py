@@ -174,9 +174,10 @@ def report_json(report: ArmReport) -> dict[str, Any]:
 
 def _measured(spec: ArmSpec) -> tuple[list[float], dict[str, list[float] | None], dict[str, Any]]:
     """Home posture, joint limits and gripper controls, from the compiled (copied) model."""
-    import mujoco  # type: ignore[import-untyped]
-
     from sim.mujoco import bind_arm  # first: it picks MuJoCo's OpenGL platform (sim.gl)
+
+    # isort: split
+    import mujoco  # type: ignore[import-untyped]
 
     model = mujoco.MjSpec.from_file(str(spec.mjcf)).compile()
     arm = bind_arm(model, spec)

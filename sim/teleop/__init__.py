@@ -10,6 +10,8 @@ from sim.teleop._import_lerobot import import_lerobot
 from sim.teleop._import_robomimic import import_robomimic
 from sim.teleop._project_export import FORMATS as DEMO_FORMATS
 from sim.teleop._project_export import export_demonstrations, project_demonstrations
+from sim.teleop._project_import import import_demonstrations, perceived_graphs
+from sim.teleop._rate import rate_demonstrations
 from sim.teleop._record import Recorder, model_xml
 from sim.teleop._replay import DemoReplay, replay_demonstration
 from sim.teleop._session import SessionStatus, TeleopSession
@@ -37,12 +39,15 @@ __all__ = [
     "export_demonstrations",
     "export_lerobot",
     "export_robomimic",
+    "import_demonstrations",
     "import_lerobot",
     "import_robomimic",
     "list_demonstrations",
     "load_demonstration",
     "model_xml",
+    "perceived_graphs",
     "project_demonstrations",
+    "rate_demonstrations",
     "replay_demonstration",
     "state_hash",
     "store_demonstration",

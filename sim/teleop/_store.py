@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import itertools
 import json
 import tempfile
 from pathlib import Path
@@ -26,6 +27,7 @@ from sim.episode import open_scenario
 from sim.synthetic import Mp4Writer
 from sim.teleop._demo import Demonstration, Span
 from sim.world import SceneGraph
+from sim.world import diff as graph_diff
 from storage import ConditionRecord, EpisodeError, EpisodeRecord, Project, TickRecord
 
 AGENT = "teleop"
@@ -63,10 +65,16 @@ def store_demonstration(project: Project, demo: Demonstration) -> str:
         delta=1.0 / demo.fps, contract_json=bound.contract.canonical_json,
         contract_hash=bound.contract.digest, config=config,
     )  # fmt: skip
+    graphs = [SceneGraph.from_json(json.loads(g)) for g in demo.graphs]
+    # what changed from the step before, as any episode stores it: the inspector's diff and
+    # the contract's spans on the timeline read it
+    diffs = ["{}"] + [json.dumps(graph_diff(a, b).to_json(), sort_keys=True)
+                      for a, b in itertools.pairwise(graphs)]  # fmt: skip
     ticks = [
         TickRecord(
             tick=i,
             state_hash=state_hash(demo.states[i]),
+            diff_json=diffs[i] if graphs else "{}",
             controller_json=json.dumps(
                 {
                     "skill": AGENT,

@@ -90,3 +90,19 @@ def test_annotation_export_still_runs_without_a_subcommand(
     assert code == 0 and isinstance(json.loads(out), (list, dict))
     code, out = run("export")
     assert code == 2 and "--project" in out
+
+
+def test_demos_list_and_import_back(project: tuple[Path, list[str]], tmp_path: Path) -> None:
+    root, ids = project
+    code, out = run("demos", "list", "--project", str(root))
+    assert code == 0 and {i[:8] for i in ids} <= set(out.split())
+    code, out = run("export", "demos", "--format", "robomimic", "--project", str(root),
+                    "--out", str(tmp_path / "d.hdf5"))  # fmt: skip
+    assert code == 0, out
+    other = tmp_path / "other"
+    Project.create(other).close()
+    code, out = run("demos", "import", str(tmp_path / "d.hdf5"), "--format", "robomimic",
+                    "--project", str(other))  # fmt: skip
+    assert code == 0 and out.startswith("imported 2 demonstration(s)"), out
+    code, out = run("demos", "rate", "--project", str(other))
+    assert code == 2 and "no 'front' video was recorded" in out  # recorded without a camera
