@@ -170,24 +170,33 @@ def note(episode_id: str, text: str, project_dir: Path, rater: str | None) -> No
 @episode.command("export")
 @click.argument("episode_id", metavar="EPISODE")
 @click.option(
-    "--rrd", "rrd", required=True, type=click.Path(path_type=Path, dir_okay=False),
-    help="The Rerun recording to write (.rrd).",
+    "--rrd", "rrd", type=click.Path(path_type=Path, dir_okay=False),
+    help="A Rerun recording to write (.rrd), for Rerun's viewer.",
+)  # fmt: skip
+@click.option(
+    "--bundle", "bundle", type=click.Path(path_type=Path, file_okay=False),
+    help="An episode bundle folder to write (workbench-episode-bundle/1, docs/episode-bundle.md).",
 )  # fmt: skip
 @click.option(
     "--project", "project_dir", required=True, type=click.Path(path_type=Path),
     help="Project folder.",
 )  # fmt: skip
-def export(episode_id: str, rrd: Path, project_dir: Path) -> None:
-    """Export EPISODE (an id or its first characters) to a Rerun recording for Rerun's viewer.
+def export(episode_id: str, rrd: Path | None, bundle: Path | None, project_dir: Path) -> None:
+    """Export EPISODE (an id or its first characters) to a Rerun recording (--rrd) and/or an
+    episode bundle (--bundle), the project's own format that `episode import` reads back.
 
-    Needs the optional rerun-sdk: pip install 'rollout-workbench[rerun]'.
+    --rrd needs the optional rerun-sdk: pip install 'rollout-workbench[rerun]'.
     """
-    from sim.review import export_rerun
+    from sim.review import export_bundle, export_rerun
     from storage import Project
 
+    if rrd is None and bundle is None:
+        raise click.UsageError("give --rrd FILE, --bundle FOLDER, or both")
     with Project.open(project_dir) as project:
-        result = export_rerun(project, episode_id, rrd)
-    click.echo(result.summary())
+        if bundle is not None:
+            click.echo(f"wrote the bundle {export_bundle(project, episode_id, bundle)}")
+        if rrd is not None:
+            click.echo(export_rerun(project, episode_id, rrd).summary())
 
 
 COMMANDS = [episode]

@@ -7,6 +7,7 @@ from sim.episode import GraphCursor, apply_diff, changed
 from sim.review._belief import Mismatch, mismatches
 from sim.review._bundle import FORMAT as BUNDLE_FORMAT
 from sim.review._bundle import BundleFormatError, import_bundle, read_bundle
+from sim.review._bundle_export import export_bundle
 from sim.review._camera import FreeCamera
 from sim.review._fork import first_divergence, fork_build
 from sim.review._live import Build, LiveRun
@@ -38,6 +39,7 @@ __all__ = [
     "apply_diff",
     "changed",
     "diverges_at",
+    "export_bundle",
     "export_rerun",
     "first_divergence",
     "fork_build",

@@ -96,6 +96,14 @@ def _key_widgets(w: MainWindow, workspace: str) -> dict[str, QWidget]:
             "playhead slider": e.slider,
             "tick": e.tick_label,
         }
+    if workspace == "teleop":
+        t = w.teleop
+        return {
+            "scenario picker": t.scenario, "arm picker": t.arm, "device picker": t.device,
+            "view": t.view.canvas, "record": t.record_button, "next": t.next_button,
+            "re-record": t.rerecord_button, "stop": t.stop_button, "export": t.export_button,
+            "status line": t.line,
+        }  # fmt: skip
     r = w.results
     return {
         "video list": a.videos,

@@ -138,10 +138,15 @@ class TeleopWorkspace(QObject):
             top.addWidget(QLabel(label))
             top.addWidget(box)
         top.addStretch(1)
+        # the recording buttons on a row of their own: one row of both would make the whole
+        # window wider than a 1366-pixel laptop screen (the pages share one minimum width)
+        buttons = QHBoxLayout()
+        buttons.addStretch(1)
         for button in (self.record_button, self.next_button, self.rerecord_button,
                        self.stop_button, self.export_button):  # fmt: skip
-            top.addWidget(button)
+            buttons.addWidget(button)
         lay.addLayout(top)
+        lay.addLayout(buttons)
         lay.addWidget(self.view, 1)
         lay.addWidget(self.line)
         lay.addWidget(self.help)
