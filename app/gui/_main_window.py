@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import ClassVar
 
-from PySide6.QtCore import QByteArray, Qt
+from PySide6.QtCore import QByteArray, Qt, QTimer
 from PySide6.QtGui import (
     QAction,
     QActionGroup,
@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QSplitter,
     QStackedWidget,
+    QTabBar,
     QVBoxLayout,
     QWidget,
 )
@@ -460,6 +461,17 @@ class MainWindow(QMainWindow):
             for title, dock in self.docks.items():
                 if title not in wanted:
                     dock.hide()
+        QTimer.singleShot(0, self._hide_stale_tab_bars)  # once Qt has laid the docks out
+
+    def _hide_stale_tab_bars(self) -> None:
+        """Qt leaves the tab bar of a tabbed dock group on screen after the group's docks are
+        hidden (drawn over the next workspace: "Evidence | Judge trace" under the teleop
+        view); a bar that stands for no group of shown docks goes."""
+        shown = {title for title, dock in self.docks.items() if dock.isVisible()}
+        for bar in self.findChildren(QTabBar, options=Qt.FindChildOption.FindDirectChildrenOnly):
+            tabs = [bar.tabText(i) for i in range(bar.count())]
+            if sum(t in shown for t in tabs) < 2:
+                bar.hide()
 
     def _annotate_sizes(self) -> None:
         """The Rubric gets the height, the Evidence list what is left (at least a few rows)."""
