@@ -48,9 +48,12 @@ class Views:
     def render(
         self, data: mujoco.MjData, graph: SceneGraph, camera: str, width: int, height: int,
         *, free: Orbit | None = None, contacts: bool = False, labels: bool = False,
+        shadows: bool = True,
     ) -> NDArray[np.uint8]:  # fmt: skip
         """One frame from a named camera, or from ``free`` (orbit/pan/zoom around a point);
-        ``contacts`` draws contact points and forces, ``labels`` the objects' names."""
+        ``contacts`` draws contact points and forces, ``labels`` the objects' names;
+        ``shadows`` off saves most of a frame under software GL (48 → 18 ms at 640×480 on the
+        stacking scene), for views that must follow a hand on the keys."""
         cam = self._camera(camera, free)
         vis = self.model.vis.global_
         if width > vis.offwidth or height > vis.offheight:
@@ -77,6 +80,7 @@ class Views:
             opt.flags[mujoco.mjtVisFlag.mjVIS_CONTACTFORCE] = True
         if labels:
             opt.label = mujoco.mjtLabel.mjLABEL_BODY
+        renderer.scene.flags[mujoco.mjtRndFlag.mjRND_SHADOW] = shadows
         renderer.update_scene(data, camera=cam, scene_option=opt)
         self._light_heaters(renderer, graph)
         out: NDArray[np.uint8] = renderer.render()

@@ -92,6 +92,8 @@ class TeleopWorkspace(QObject):
         for box in (self.scenario, self.arm):
             box.activated.connect(lambda _i: self.start())
         self.view = WorldView()
+        # a hand on the keys wants the frame soon: shadows cost most of it under software GL
+        self.view.shadows.setChecked(False)
         canvas = self.view.canvas
         canvas.setFocusPolicy(Qt.FocusPolicy.StrongFocus)  # click it to drive with the keys
         canvas.setToolTip(KEY_HELP)
