@@ -296,7 +296,7 @@ class Episodes:
         a new recording of the same camera replaces the artifact row (the old file stays: media
         are never modified or deleted).
         """
-        from storage._import import _insert_media, _Media, _stage  # import cycle
+        from storage._import import _Media  # import cycle
         from storage.media import MediaError, index_video
 
         path = Path(path)
@@ -314,30 +314,13 @@ class Episodes:
         except MediaError as e:
             raise EpisodeError(f"path: {e}") from None
         media = _Media(path, file_sha256(path), "video", index)
-        staged = _stage(self._project, media, [])
-        try:
-            with write(self._db):
-                eid = self._resolve(eid)  # still there now that we hold the write lock
-                _insert_media(self._project, media)
-                self._db.execute(
-                    "INSERT INTO sim_artifacts (episode_id, kind, camera, media_sha, fps, frames) "
-                    "VALUES (?, 'video', ?, ?, ?, ?) ON CONFLICT (episode_id, kind, camera) "
-                    "DO UPDATE SET media_sha = excluded.media_sha, fps = excluded.fps, "
-                    "frames = excluded.frames",
-                    [eid, camera, media.sha256, float(fps), frames],
-                )
-                for tmp, final in staged:
-                    os.replace(tmp, final)
-        finally:
-            for tmp, _ in staged:
-                tmp.unlink(missing_ok=True)
-        return media.sha256
+        return self._store_artifact(eid, media, "video", camera, float(fps), frames)
 
     def add_file(self, episode_id: str, path: Path, *, kind: str, frames: int = 0) -> str:
         """Store any other file of an episode (e.g. a demonstration's arrays, ``kind`` "demo")
         in ``media/`` by sha256 and register it as the episode's ``kind`` artifact (replacing
         an earlier one of that kind); returns the sha. Stored as :meth:`add_video` stores."""
-        from storage._import import _insert_media, _Media, _stage  # import cycle
+        from storage._import import _Media  # import cycle
 
         path = Path(path)
         if not path.is_file():
@@ -346,23 +329,34 @@ class Episodes:
             raise EpisodeError(f"kind: expected an artifact kind other than 'video', got {kind!r}")
         eid = self._resolve(episode_id)
         media = _Media(path, file_sha256(path), "data")
+        return self._store_artifact(eid, media, kind, "", 0.0, int(frames))
+
+    def _store_artifact(
+        self, eid: str, media: Any, kind: str, camera: str, fps: float, frames: int
+    ) -> str:
+        """Copy ``media`` into ``media/`` (a temporary name, moved in place in the transaction
+        that writes its rows) and register it as the episode's ``kind``/``camera`` artifact,
+        replacing an earlier one (the old file stays: media are never modified or deleted)."""
+        from storage._import import _insert_media, _stage  # import cycle
+
         staged = _stage(self._project, media, [])
         try:
             with write(self._db):
-                eid = self._resolve(eid)
+                eid = self._resolve(eid)  # still there now that we hold the write lock
                 _insert_media(self._project, media)
                 self._db.execute(
                     "INSERT INTO sim_artifacts (episode_id, kind, camera, media_sha, fps, frames) "
-                    "VALUES (?, ?, '', ?, 0, ?) ON CONFLICT (episode_id, kind, camera) "
-                    "DO UPDATE SET media_sha = excluded.media_sha, frames = excluded.frames",
-                    [eid, kind, media.sha256, int(frames)],
+                    "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (episode_id, kind, camera) "
+                    "DO UPDATE SET media_sha = excluded.media_sha, fps = excluded.fps, "
+                    "frames = excluded.frames",
+                    [eid, kind, camera, media.sha256, fps, frames],
                 )
                 for tmp, final in staged:
                     os.replace(tmp, final)
         finally:
             for tmp, _ in staged:
                 tmp.unlink(missing_ok=True)
-        return media.sha256
+        return str(media.sha256)
 
     def mark_perturbed(self, episode_id: str, spans: Sequence[tuple[int, int]]) -> None:
         """Record the ticks (inclusive spans) during which a person pushed a body by hand in a
