@@ -49,11 +49,13 @@ def open_scenario(ref: str) -> BoundScenario:
 
 
 def make_world(
-    bound: BoundScenario, mode: str, *, arm: str | ArmSpec | ResolvedArm | None = None
-) -> World:
+    bound: BoundScenario, mode: str, *, arm: str | ArmSpec | ResolvedArm | None = None,
+    delta: float | None = None,
+) -> World:  # fmt: skip
     """The scenario's world. ``arm`` (physics only): a shipped arm's name, a spec (a resolved
     profile's, see :func:`resolve_arm`), or None for the scenario's own ``arm`` if it names a
-    shipped arm, else the default. A profile needs the project: resolve it first."""
+    shipped arm, else the default. A profile needs the project: resolve it first. ``delta``
+    (physics only): seconds per tick instead of the scenario's (teleoperation steps faster)."""
     if mode == "physics":
         from sim.mujoco import PhysicsWorld
 
@@ -73,8 +75,9 @@ def make_world(
         else:
             spec = arm
         return PhysicsWorld(
-            bound.scenario.family, bound.layout, arm=spec, delta=bound.scenario.delta
-        )
+            bound.scenario.family, bound.layout, arm=spec,
+            delta=bound.scenario.delta if delta is None else delta,
+        )  # fmt: skip
     if mode == "symbolic":
         from sim.symbolic import SymbolicWorld
 

@@ -12,7 +12,7 @@ from sim.teleop._project_export import FORMATS as DEMO_FORMATS
 from sim.teleop._project_export import export_demonstrations, project_demonstrations
 from sim.teleop._project_import import import_demonstrations, perceived_graphs
 from sim.teleop._rate import rate_demonstrations
-from sim.teleop._record import Recorder, model_xml
+from sim.teleop._record import TELEOP_DELTA, Recorder, model_xml
 from sim.teleop._replay import DemoReplay, replay_demonstration
 from sim.teleop._session import SessionStatus, TeleopSession
 from sim.teleop._store import (
@@ -25,6 +25,7 @@ from sim.teleop._store import (
 __all__ = [
     "ACTION_NAMES",
     "DEMO_FORMATS",
+    "TELEOP_DELTA",
     "Command",
     "DemoFileError",
     "DemoReplay",

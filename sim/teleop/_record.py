@@ -46,6 +46,11 @@ def model_xml(world: PhysicsWorld, arm: ResolvedArm) -> str:
     return str(spec.to_xml())
 
 
+#: seconds per control step when a person drives the arm in the window: 50 steps a second, so
+#: a key press is picked up within 20 ms (the scenarios' 0.1 s tick would add up to 100 ms)
+TELEOP_DELTA = 0.02
+
+
 class Recorder:
     """Records demonstrations of ``bound`` on ``arm`` (a shipped arm or a ``project``'s
     profile); see the module docstring. ``cameras`` are rendered every step at ``size``."""
@@ -60,10 +65,13 @@ class Recorder:
         cameras: tuple[str, ...] = (),
         size: tuple[int, int] = (320, 240),
         workspace: tuple[F64, F64] | None = None,
+        delta: float | None = None,
     ) -> None:
+        """``delta``: seconds per control step (the scenario's tick unless given; the teleop
+        workspace uses :data:`TELEOP_DELTA`, so a key press is picked up within 20 ms)."""
         self.bound = bound
         self.arm = resolve_arm(arm, project)
-        world = make_world(bound, "physics", arm=self.arm)
+        world = make_world(bound, "physics", arm=self.arm, delta=delta)
         assert isinstance(world, PhysicsWorld)
         self.world = world
         self.seed = bound.scenario.seed if seed is None else int(seed)

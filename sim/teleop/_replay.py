@@ -47,7 +47,8 @@ def replay_demonstration(project: Project, episode_id: str) -> DemoReplay:
             f"{bound.source}: the scenario changed since demonstration {ep.id[:8]} was "
             "recorded (its digest differs); replay needs the file it ran with"
         )
-    world = make_world(bound, "physics", arm=episode_arm(ep, project))
+    # the rate it was recorded at (a demonstration from the window steps faster than a tick)
+    world = make_world(bound, "physics", arm=episode_arm(ep, project), delta=ep.delta)
     assert isinstance(world, PhysicsWorld)
     meta = demo.meta
     try:

@@ -1,10 +1,11 @@
 """The teleoperation loop on a thread of its own, paced to wall-clock.
 
 A person's device (keys, a gamepad) sets the current :class:`Command` from the GUI thread with
-:meth:`TeleopSession.set_command`; the session thread reads it at every world tick (``delta``,
-0.1 s), runs one control step through its :class:`Recorder` (recorded while recording, else it
-just moves the arm), publishes the world's snapshot (for a frame thread to render off this one)
-and a :class:`SessionStatus`. Recording decisions (record, next, re-record, stop) are queued and
+:meth:`TeleopSession.set_command`; the session thread reads it at every control step
+(:data:`TELEOP_DELTA`, 20 ms: a key press shows within a step and a frame), runs one step
+through its :class:`Recorder` (recorded while recording, else it just moves the arm),
+publishes the world's snapshot (for a frame thread to render off this one) and a
+:class:`SessionStatus`. Recording decisions (record, next, re-record, stop) are queued and
 carried out between ticks; a demonstration that ends is stored in the project at once, so a
 crash loses at most the one in progress. The recorder, its world and the project connection all
 live on this thread (SQLite connections stay on their thread); nothing here imports Qt.
@@ -23,7 +24,7 @@ from sim.contracts import evaluate
 from sim.episode import open_scenario
 from sim.mujoco import jaw_yaw
 from sim.teleop._control import Command
-from sim.teleop._record import Recorder
+from sim.teleop._record import TELEOP_DELTA, Recorder
 from sim.teleop._store import store_demonstration
 from sim.world import SceneGraph
 from storage import Project
@@ -120,7 +121,7 @@ class TeleopSession:
         try:
             with Project.open(self.root) as project:
                 bound = open_scenario(self.scenario)
-                rec = Recorder(bound, self.arm, project=project)
+                rec = Recorder(bound, self.arm, project=project, delta=TELEOP_DELTA)
                 try:
                     self.recorder = rec
                     self.max_linear = rec.teleop.max_linear
