@@ -366,17 +366,7 @@ class Episodes:
         for a, b in clean:
             if a < 0 or b < a:
                 raise EpisodeError(f"perturbed: expected tick spans a <= b, got {(a, b)!r}")
-        with write(self._db):
-            eid = self._resolve(episode_id)
-            row = self._db.execute(
-                "SELECT config_json FROM sim_episodes WHERE id = ?", [eid]
-            ).fetchone()
-            config = json.loads(row[0] or "{}")
-            config["perturbed"] = [list(s) for s in clean]
-            self._db.execute(
-                "UPDATE sim_episodes SET config_json = ? WHERE id = ?",
-                [_dump(config, "config"), eid],
-            )
+        self._set_config(episode_id, "perturbed", [list(s) for s in clean])
 
     def mark_taken_over(self, episode_id: str, spans: Sequence[Mapping[str, Any]]) -> None:
         """Record the ticks (inclusive spans ``{start, end, who, why}``) during which a person
@@ -392,13 +382,18 @@ class Episodes:
                 raise EpisodeError(f"takeovers: the span {a}–{b} does not say who took over")
             clean.append({"start": a, "end": b, "who": who, "why": why})
         clean.sort(key=lambda s: (s["start"], s["end"]))
+        self._set_config(episode_id, "takeovers", clean)
+
+    def _set_config(self, episode_id: str, key: str, value: Any) -> None:
+        """Replace one key of an episode's config (what a live run learns after it started),
+        read and written in one transaction."""
         with write(self._db):
             eid = self._resolve(episode_id)
             row = self._db.execute(
                 "SELECT config_json FROM sim_episodes WHERE id = ?", [eid]
             ).fetchone()
             config = json.loads(row[0] or "{}")
-            config["takeovers"] = clean
+            config[key] = value
             self._db.execute(
                 "UPDATE sim_episodes SET config_json = ? WHERE id = ?",
                 [_dump(config, "config"), eid],

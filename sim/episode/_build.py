@@ -200,35 +200,35 @@ def episode_world(project: Project, ep: EpisodeRecord, bound: BoundScenario) -> 
     return make_world(bound, "physics", arm=episode_arm(ep, project))
 
 
+def person_acts(ep: EpisodeRecord) -> list[tuple[int, str]]:
+    """Where a person acted on a live run's world, as (tick, what happened): pushes by hand
+    (``config.perturbed``) and takeovers of the arm (``config.takeovers``), by tick. From the
+    first one on, the trace no longer follows from its recorded decisions (a takeover's teleop
+    commands are not replayed: they would need their own decider and the hand-over moments)."""
+    acts = [(int(s[0]), "a body was pushed by hand") for s in ep.config.get("perturbed") or []]
+    acts += [(int(s["start"]), f"{s.get('who') or 'a person'} took the arm over")
+             for s in ep.config.get("takeovers") or [] if isinstance(s, dict)]  # fmt: skip
+    return sorted(acts)
+
+
 def perturbed_at(ep: EpisodeRecord) -> int | None:
-    """The first tick at which a person pushed a body by hand in a live run, or None."""
-    spans = ep.config.get("perturbed") or []
-    return min(int(s[0]) for s in spans) if spans else None
+    """The first tick at which a person acted on the world in a live run (see
+    :func:`person_acts`), or None."""
+    acts = person_acts(ep)
+    return acts[0][0] if acts else None
 
 
 def refuse_perturbed(ep: EpisodeRecord, doing: str, before: int | None = None) -> None:
-    """Refuse ``doing`` on an episode pushed by hand or taken over by a person in a live run
-    (at or ``before`` a tick, if given): from there its ticks are not its decisions' own.
-
-    A takeover's teleop commands are not replayed (they would need their own decider and
-    the arm's hand-over moments in the replay), so it is refused like a push."""
-    first = perturbed_at(ep)
-    if first is not None and (before is None or first < before):
+    """Refuse ``doing`` on an episode a person acted on in a live run (at or ``before`` a
+    tick, if given): from there its ticks are not its decisions' own."""
+    acts = person_acts(ep)
+    if acts and (before is None or acts[0][0] < before):
+        tick, what = acts[0]
         raise EpisodeError(
-            f"episode {ep.id[:8]}: a body was pushed by hand at tick {first} in the live run, "
-            f"so its ticks after that do not follow from its decisions; cannot {doing}"
-            + ("" if before is None else f" past tick {first}")
+            f"episode {ep.id[:8]}: {what} at tick {tick} in the live run, so its ticks after "
+            f"that do not follow from its decisions; cannot {doing}"
+            + ("" if before is None else f" past tick {tick}")
         )
-    spans = [s for s in ep.config.get("takeovers") or [] if isinstance(s, dict)]
-    if spans:
-        span = min(spans, key=lambda s: int(s["start"]))
-        took = int(span["start"])
-        if before is None or took < before:
-            raise EpisodeError(
-                f"episode {ep.id[:8]}: {span.get('who') or 'a person'} took the arm over at "
-                f"tick {took} in the live run, so its ticks after that do not follow from its "
-                f"decisions; cannot {doing}" + ("" if before is None else f" past tick {took}")
-            )
 
 
 def recorded(

@@ -147,7 +147,7 @@ class WorldView(QWidget):
         self.canvas.released.connect(self._release)
         self.push_changed.connect(self._push_shown)
         self.selected: str | None = None
-        self.perturbed_at: int | None = None  # a body was pushed by hand from this tick on
+        self.perturbed_at: int | None = None  # a person acted on the world from this tick on
         self.picked.connect(self._picked)
         top = QHBoxLayout()
         top.addWidget(QLabel("camera"))
@@ -171,10 +171,7 @@ class WorldView(QWidget):
         """Start the episode's frame thread; the cameras arrive when it is ready (the world is
         built off the GUI thread)."""
         self.close_episode()
-        took = [int(t["start"]) for t in episode.config.get("takeovers") or []
-                if isinstance(t, dict)]  # fmt: skip
-        marks = [t for t in (perturbed_at(episode), *took) if t is not None]
-        self.perturbed_at = min(marks) if marks else None  # pushed or taken over from here
+        self.perturbed_at = perturbed_at(episode)  # pushed or taken over from here
         self.frame = None
         self.canvas.image = None
         self.canvas.update()
