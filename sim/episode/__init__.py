@@ -30,6 +30,7 @@ from sim.episode._build import (
     recorded,
     refuse_perturbed,
     replay_episode,
+    replay_runner,
     run_episode,
 )
 from sim.episode._demo import write_sim_cases
@@ -90,6 +91,7 @@ __all__ = [
     "recorded",
     "refuse_perturbed",
     "replay_episode",
+    "replay_runner",
     "report_json",
     "resolve_arm",
     "run_arm",

@@ -231,6 +231,17 @@ def refuse_perturbed(ep: EpisodeRecord, doing: str, before: int | None = None) -
         )
 
 
+def replay_runner(
+    world: World, bound: BoundScenario, ep: EpisodeRecord, decisions: list[tuple[int, Action]]
+) -> EpisodeRunner:
+    """A runner that re-makes a stored episode's decisions, as it ran them (its seed, its
+    anomaly setting, its length): what replay, fork and the review's world cursor step."""
+    return EpisodeRunner(
+        world, bound, ReplayAgent(decisions, until=ep.ticks), seed=ep.seed,
+        anomalies=bool(ep.config.get("anomalies", True)), end_tick=ep.ticks,
+    )  # fmt: skip
+
+
 def recorded(
     project: Project, episode_id: str
 ) -> tuple[EpisodeRecord, BoundScenario, list[tuple[int, Action]]]:
@@ -273,14 +284,7 @@ def replay_episode(project: Project, episode_id: str) -> ReplayReport:
         )
     expected = project.episodes.hashes(ep.id)
     world = episode_world(project, ep, bound)
-    runner = EpisodeRunner(
-        world,
-        bound,
-        ReplayAgent(decisions, until=ep.ticks),
-        seed=ep.seed,
-        anomalies=bool(ep.config.get("anomalies", True)),
-        end_tick=ep.ticks,
-    )
+    runner = replay_runner(world, bound, ep, decisions)
     return compare_replay(runner, ep.id, expected)
 
 
@@ -326,10 +330,7 @@ def fork_episode(
     world = episode_world(project, ep, bound)
     arm: dict[str, Any] = {k: ep.config[k] for k in ("arm", "arm_digest") if k in ep.config}
     snap = project.episodes.snapshot_at_or_before(ep.id, tick)
-    runner = EpisodeRunner(
-        world, bound, ReplayAgent(decisions, until=ep.ticks), seed=ep.seed,
-        anomalies=bool(ep.config.get("anomalies", True)), end_tick=ep.ticks,
-    )  # fmt: skip
+    runner = replay_runner(world, bound, ep, decisions)
     if snap is None:
         runner.start()
     else:

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from sim.episode import EpisodeRunner, ReplayAgent, episode_world, open_scenario, recorded
+from sim.episode import EpisodeRunner, episode_world, open_scenario, recorded, replay_runner
 from sim.scenario import ScenarioError
 from storage import EpisodeRecord, Project
 
@@ -67,11 +67,7 @@ class WorldCursor:
         self._remember()
 
     def _make(self) -> EpisodeRunner:
-        ep = self.episode
-        return EpisodeRunner(
-            self.world, self._bound, ReplayAgent(self._decisions, until=ep.ticks), seed=ep.seed,
-            anomalies=bool(ep.config.get("anomalies", True)), end_tick=ep.ticks,
-        )  # fmt: skip
+        return replay_runner(self.world, self._bound, self.episode, self._decisions)
 
     def _open_demo(self, project: Project, episode_id: str) -> None:
         from sim.teleop import load_demonstration  # mujoco-heavy, and only for demonstrations
