@@ -129,8 +129,7 @@ class WorldCursor:
         here = self.runner.tick if self.runner.tick <= tick else -1
         stored = snap[0] if snap is not None else -1
         if memo > here and memo >= stored:
-            self.runner = self._make()
-            self.runner.restore(self._memo[memo])
+            self._restore_memo(memo)
         elif stored > here or here < 0:
             self.runner = self._make()
             if snap is None:
@@ -159,8 +158,21 @@ class WorldCursor:
     def _remember(self) -> None:
         t = self.runner.tick
         if t not in self._memo and len(self._memo) < MEMO_TICKS:
-            self._memo[t] = self.runner.snapshot()
+            snap = self.runner.snapshot()
+            # a runner snapshot carries every hash so far: kept per tick that is quadratic in
+            # the episode's length (hundreds of MB at 5,000 ticks). A faithful tick's hashes
+            # are the recorded ones, so only where the replay left them are they kept
+            if self.faithful:  # this tick's hash is the recorded one, so are those before it
+                snap["hashes"] = len(snap["hashes"])
+            self._memo[t] = snap
             bisect.insort(self._memo_ticks, t)
+
+    def _restore_memo(self, t: int) -> None:
+        snap = dict(self._memo[t])
+        if isinstance(snap["hashes"], int):
+            snap["hashes"] = self.expected[: snap["hashes"]]
+        self.runner = self._make()
+        self.runner.restore(snap)
 
     @property
     def faithful(self) -> bool:
