@@ -135,7 +135,11 @@ class WorldView(QWidget):
         self.shadows.setChecked(True)
         self.shadows.setToolTip("Shadows show contact and height, but cost most of a frame under "
                                 "software GL (48 → 18 ms at 640×480)")  # fmt: skip
-        for box in (self.contacts, self.labels, self.shadows):
+        self.smooth = QCheckBox("smooth")
+        self.smooth.setChecked(True)
+        self.smooth.setToolTip("Smooth edges (4× multisampling): about half of a shadowless "
+                               "frame under software GL (17 → 8 ms at 640×480)")  # fmt: skip
+        for box in (self.contacts, self.labels, self.shadows, self.smooth):
             box.toggled.connect(lambda _on: self.show_tick(self.tick))
         self.free = FreeCamera()
         self.canvas = _Canvas()
@@ -155,6 +159,7 @@ class WorldView(QWidget):
         top.addWidget(self.contacts)
         top.addWidget(self.labels)
         top.addWidget(self.shadows)
+        top.addWidget(self.smooth)
         top.addWidget(self.status, 1)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
@@ -225,7 +230,8 @@ class WorldView(QWidget):
             return
         options: dict[str, object] = {"contacts": self.contacts.isChecked(),
                                       "labels": self.labels.isChecked(),
-                                      "shadows": self.shadows.isChecked()}  # fmt: skip
+                                      "shadows": self.shadows.isChecked(),
+                                      "antialias": self.smooth.isChecked()}  # fmt: skip
         if camera == FREE:
             options["free"] = self.free
         self.frames.request(tick, camera, **options)

@@ -92,8 +92,10 @@ class TeleopWorkspace(QObject):
         for box in (self.scenario, self.arm):
             box.activated.connect(lambda _i: self.start())
         self.view = WorldView()
-        # a hand on the keys wants the frame soon: shadows cost most of it under software GL
+        # a hand on the keys wants the frame soon: under software GL shadows cost most of it
+        # and multisampling half the rest (bench/teleop)
         self.view.shadows.setChecked(False)
+        self.view.smooth.setChecked(False)
         canvas = self.view.canvas
         canvas.setFocusPolicy(Qt.FocusPolicy.StrongFocus)  # click it to drive with the keys
         canvas.setToolTip(KEY_HELP)

@@ -204,6 +204,22 @@ def test_render_every_camera(stack: PhysicsWorld) -> None:
         stack.render("side")
 
 
+def test_a_fast_frame_draws_the_same_scene_without_multisampling(stack: PhysicsWorld) -> None:
+    try:
+        smooth = stack.render("front", 160, 120).astype(int)
+        fast = stack.render("front", 160, 120, shadows=False, antialias=False).astype(int)
+        plain = stack.render("front", 160, 120, shadows=False).astype(int)
+        again = stack.render("front", 160, 120, shadows=False, antialias=False).astype(int)
+        samples = stack.model.vis.quality.offsamples
+    finally:
+        stack.close()
+    assert samples == 4  # the model's own setting is put back once the fast context is made
+    assert np.array_equal(fast, again)  # its renderer is kept, not the smooth one reused
+    edges = np.abs(fast - plain).max(axis=2) > 0
+    assert 0 < edges.mean() < 0.2  # only pixels on edges differ: the same scene
+    assert np.abs(fast - plain).mean() < np.abs(smooth - fast).mean()  # shadows differ more
+
+
 PLAN = {0: "pick up the red brick", 45: "put the red brick on the blue brick"}
 
 
