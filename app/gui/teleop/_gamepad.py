@@ -26,10 +26,10 @@ rescaled past it, so the output rises from 0 at the deadzone's edge to the maxim
 deflection. Presses are taken from SDL's event queue, so a tap shorter than a poll period still
 toggles the gripper. This module owns SDL's event queue in the process: each poll drains it.
 
-SpaceMouse: not offered. The maintained library (pyspacemouse) reads the device through
-easyhid, which loads the system hidapi library (a Debian package, plus a udev rule for hidraw
-access); this project installs no system libraries for an optional device. SDL itself does
-not list 3Dconnexion devices as game controllers.
+SpaceMouse: SDL does not list 3Dconnexion devices (their HID usage is "multi-axis controller",
+neither joystick nor gamepad), so :mod:`app.gui.teleop._spacemouse` reads them as raw HID
+reports through the ``hidapi`` wheel (hidapi compiled in: no system library), with this
+module's deadzone, precision speed and maxima.
 """
 
 from __future__ import annotations

@@ -79,11 +79,13 @@ class TeleopWorkspace(QObject):
         self.arm.setToolTip("A shipped arm or one of the project's arm profiles")
         self.device = QComboBox()
         self.device.setToolTip(
-            "What drives the arm: the keyboard (while the view has focus), or a gamepad (SDL); "
-            "a device that is not there is not offered"
+            "What drives the arm: the keyboard (while the view has focus), a gamepad (SDL) or a "
+            "SpaceMouse (hidapi); a device that is not there is not offered"
         )
-        self.pad: Any = None  # an open app.gui.teleop._gamepad.Gamepad, polled on this thread
-        self._pad_grip: float | None = None  # the pad's last toggle, kept between its edges
+        # the hand device in use, a Gamepad or a SpaceMouse (both poll() -> Command, close()),
+        # polled on this thread
+        self.pad: Any = None
+        self._pad_grip: float | None = None  # the device's last toggle, kept between its edges
         self.pad_timer = QTimer(self)
         self.pad_timer.setInterval(PAD_POLL_MS)
         self.pad_timer.timeout.connect(self._poll_pad)
@@ -242,27 +244,38 @@ class TeleopWorkspace(QObject):
 
     # ---- devices -----------------------------------------------------------------------
     def refresh_devices(self) -> None:
-        """The keyboard, then each gamepad attached now (none without SDL)."""
+        """The keyboard, then each gamepad attached now (none without SDL), then each
+        SpaceMouse (none without hidapi)."""
+        from app.gui.teleop import _spacemouse
         from app.gui.teleop._gamepad import gamepads
 
         self.device.clear()
         self.device.addItem(KEYBOARD, None)
         for info in gamepads():
             self.device.addItem(f"gamepad: {info.name}", info.index)
+        for mouse in _spacemouse.spacemice():
+            self.device.addItem(f"spacemouse: {mouse.name}", mouse)
 
     def _device_changed(self) -> None:
         from app.gui.teleop._gamepad import Gamepad
+        from app.gui.teleop._spacemouse import SpaceMouse
 
         self.pad_timer.stop()
         if self.pad is not None:
             self.pad.close()
             self.pad = None
+            # the device's last command must not go on driving the arm: the keys' does now
+            if self.session is not None:
+                self.session.set_command(self.keys.command())
         index = self.device.currentData()
         if index is None:
             return
+        limits = {"max_linear": self.keys.max_linear, "max_angular": self.keys.max_angular}
         try:
-            self.pad = Gamepad.open(int(index), max_linear=self.keys.max_linear,
-                                    max_angular=self.keys.max_angular)  # fmt: skip
+            if isinstance(index, int):
+                self.pad = Gamepad.open(index, **limits)
+            else:
+                self.pad = SpaceMouse.open(index, **limits)
         except Exception as err:  # unplugged since it was listed: said, keyboard again
             self._failed(err)
             self.device.setCurrentIndex(0)
