@@ -15,12 +15,13 @@ DEB_PACKAGES := xvfb xauth ffmpeg libegl1 libgl1 libgl1-mesa-dri libglx-mesa0 \
 	libxcb-xinerama0 libxcb-randr0 libxcb-render-util0 libxcb-image0 libxcb-xkb1 \
 	libdbus-1-3 libfontconfig1 fonts-dejavu-core
 
-.PHONY: run test install system-deps lint contracts typecheck pytest bench clean-demo
+.PHONY: run test install system-deps lint contracts typecheck pytest bench clean-demo \
+	package package-test
 
 $(BIN)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev,rerun,demos,devices]'
+	$(BIN)/python -m pip install -q -e '.[dev,rerun,demos,devices,package]'
 	touch $@
 
 install: $(BIN)/.installed
@@ -54,6 +55,16 @@ pytest: install system-deps
 	QT_QPA_PLATFORM=xcb MUJOCO_GL=egl $(BIN)/python -m pytest -q
 
 test: install system-deps lint contracts typecheck pytest
+
+# The offline installers (packaging/build.py): dist/rollout-workbench/ (PyInstaller, one
+# folder), a per-user .tar.gz and a .deb. package-test then checks them as lab IT would: the
+# frozen self-test with networking cut off and no Python on the PATH, the window under Xvfb,
+# the .deb installed with dpkg -i (as root) and its self-test.
+package: install system-deps
+	$(BIN)/python packaging/build.py
+
+package-test: package
+	WB_PACKAGE_TESTS=1 QT_QPA_PLATFORM=xcb $(BIN)/python -m pytest -q tests/packaging
 
 bench: install system-deps
 	$(BIN)/python bench/run

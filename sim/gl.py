@@ -60,6 +60,7 @@ _USER_CHOICE = os.environ.get("MUJOCO_GL")  # before prefer_platform can set it
 _USER_PYOPENGL = os.environ.get("PYOPENGL_PLATFORM")  # before a mujoco backend sets it
 _lock = threading.Lock()
 _verified: str | None = None
+_passed: dict[str, str] = {}  # every platform tried, in order: "" if it rendered, else why not
 _refused: RenderUnavailableError | None = None
 
 
@@ -182,6 +183,7 @@ def _choose() -> str:
         tried: dict[str, str] = {}
         for platform in todo:
             reason = _why_not(platform)
+            _passed.update({platform: reason or ""})
             if reason is None:
                 if platform:
                     os.environ["MUJOCO_GL"] = platform  # read when mujoco is imported
@@ -190,6 +192,7 @@ def _choose() -> str:
         raise RenderUnavailableError(_refusal(tried))
     # mujoco is loaded: its platform is fixed for this process, so only it can be used
     reason = _why_not(loaded)
+    _passed[loaded] = reason or ""
     if reason is None:
         return loaded
     tried = {loaded: reason}
@@ -233,11 +236,31 @@ def require_rendering() -> str:
         return _verified
 
 
+def explain_choice(environ: Mapping[str, str] | None = None) -> tuple[str, list[str]]:
+    """Why the platforms were tried in their order, and what each probe found (call after
+    :func:`require_rendering`): e.g. ``("no display (DISPLAY unset): EGL, then OSMesa",
+    ["egl: rendered"])``."""
+    env = os.environ if environ is None else environ
+    if (_USER_CHOICE or "").strip():
+        why = f"MUJOCO_GL={_USER_CHOICE} was set before the workbench started: only it is tried"
+    elif not sys.platform.startswith("linux"):
+        why = f"{sys.platform}: MuJoCo's own default platform (WGL or CGL)"
+    elif env.get("DISPLAY"):
+        why = f"a display is set (DISPLAY={env['DISPLAY']}): GLFW, then EGL, then OSMesa"
+    else:
+        why = "no display (DISPLAY unset): EGL, then OSMesa"
+    found = [f"{describe(p)}: {r or 'rendered'}" for p, r in _passed.items()]
+    if not found and loaded_platform() is not None:
+        found = [f"{describe(loaded_platform() or '')}: mujoco was imported before the choice"]
+    return why, found
+
+
 __all__ = [
     "INSTALL",
     "RenderUnavailableError",
     "candidates",
     "describe",
+    "explain_choice",
     "loaded_platform",
     "prefer_platform",
     "require_rendering",

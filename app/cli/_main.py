@@ -22,6 +22,7 @@ from app.cli import (
     _media,
     _project_cmds,
     _score,
+    _self_test_cmd,
     _sim_cmds,
     _study_cmds,
     _teleop_cmds,
@@ -69,11 +70,17 @@ def cli() -> None:
 
 @cli.command()
 @click.option("--project", "project", type=click.Path(path_type=Path), help="Project folder.")
-def gui(project: Path | None) -> None:
+@click.option(
+    "--screenshot",
+    type=click.Path(path_type=Path),
+    hidden=True,
+    help="Save the window as this PNG once it has settled, then quit (smoke tests).",
+)
+def gui(project: Path | None, screenshot: Path | None) -> None:  # fmt: skip
     """Open the workbench window (optionally on a project)."""
-    from app.gui import run_gui
+    from app.gui import run_gui, screenshot_and_quit
 
-    sys.exit(run_gui(project))
+    sys.exit(run_gui(project, then=None if screenshot is None else screenshot_and_quit(screenshot)))
 
 
 cli.add_command(_score.score)
@@ -89,6 +96,7 @@ for command in (
     *_arm_cmds.COMMANDS,
     *_episode_cmds.COMMANDS,
     *_batch_cmds.COMMANDS,
+    *_self_test_cmd.COMMANDS,
     *_teleop_cmds.COMMANDS,  # after the project commands: its `export` group replaces theirs
 ):
     cli.add_command(command)

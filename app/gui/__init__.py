@@ -59,4 +59,29 @@ def run_gui(project: Path | None = None, *, then: Callable[[Any], None] | None =
         boundary.uninstall()
 
 
-__all__ = ["NoDisplayError", "check_display", "run_gui"]
+def screenshot_and_quit(path: Path, settle_ms: int = 1500) -> Callable[[Any], None]:
+    """A ``then`` for :func:`run_gui`: say on stderr when the window is first shown (the
+    packaging bench times a cold start to that line), let it settle, save it, quit."""
+
+    def then(window: Any) -> None:
+        from PySide6.QtCore import QTimer
+        from PySide6.QtWidgets import QApplication
+
+        def shown() -> None:
+            print(f"window shown: {window.windowTitle()}", file=sys.stderr, flush=True)
+            QTimer.singleShot(settle_ms, save)
+
+        def save() -> None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if not window.grab().save(str(path)):
+                print(f"error: cannot write {path}", file=sys.stderr)
+                QApplication.exit(1)
+                return
+            QApplication.exit(0)
+
+        QTimer.singleShot(0, shown)  # runs once the event loop has shown the window
+
+    return then
+
+
+__all__ = ["NoDisplayError", "check_display", "run_gui", "screenshot_and_quit"]

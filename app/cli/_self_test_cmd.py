@@ -1,0 +1,61 @@
+"""``workbench self-test``: the install's own headless check, as a readable report."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+
+@click.command("self-test")
+@click.option(
+    "--full", is_flag=True, help="Generate the whole demo, MuJoCo episodes too (~1.5 min)."
+)
+@click.option(
+    "--project",
+    "project",
+    type=click.Path(path_type=Path, exists=True, file_okay=False),
+    help="Also check this project's model profiles (where each key would come from).",
+)
+@click.option(
+    "--call",
+    is_flag=True,
+    help="With --project: call each profile's endpoint once (GET /models). "
+    "Without it the self-test makes no network call.",
+)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per check, then a summary.")
+def self_test(full: bool, project: Path | None, call: bool, as_json: bool) -> None:  # fmt: skip
+    """Check, headless, that this install works: video decode, OpenGL and MuJoCo, SQLite, the
+    demo project, the model client. Exits 1 if a required check fails."""
+    from rich.console import Console
+
+    from app._self_test import CheckResult, Options, passed, run_self_test
+
+    if call and project is None:
+        raise click.UsageError("--call needs --project (the profiles to call)")
+    console = Console(stderr=False, highlight=False, soft_wrap=True)
+
+    def show(r: CheckResult) -> None:
+        if as_json:
+            record = {"check": r.name, "ok": r.ok, "required": r.required,
+                      "seconds": round(r.seconds, 3), "detail": r.detail}  # fmt: skip
+            click.echo(json.dumps(record))
+            return
+        mark = "[green]ok  [/]" if r.ok else ("[red]FAIL[/]" if r.required else "[yellow]warn[/]")
+        console.print(f"{mark} [bold]{r.name:<15}[/] {r.detail} [dim]({r.seconds:.1f} s)[/]")
+
+    results = run_self_test(Options(full_demo=full, project=project, call=call), show)
+    ok = passed(results)
+    failed = [r.name for r in results if r.required and not r.ok]
+    if as_json:
+        click.echo(json.dumps({"passed": ok, "failed": failed}))
+    else:
+        console.print(
+            "[green]self-test passed[/]" if ok else f"[red]self-test FAILED: {', '.join(failed)}[/]"
+        )
+    sys.exit(0 if ok else 1)
+
+
+COMMANDS = [self_test]
