@@ -96,3 +96,15 @@ def test_the_bundle_carries_the_licences_of_what_it_ships(bundle: Path) -> None:
         assert index[name]["license"], name
     assert (licences / "PySide6_Essentials").is_dir()
     assert not list(bundle.parent.rglob("QtWebEngine*")), "an unused Qt module was bundled"
+
+
+def test_the_bundle_runs_itself_as_a_python_would(bundle: Path, tmp_path: Path) -> None:
+    """The two ways the workbench re-runs sys.executable: the OpenGL probe (``-c CODE``) and
+    the GUI's local workers (``-m app.cli worker …``)."""
+    env = clean_env(tmp_path / "home", tmp_path)
+    out = subprocess.run([str(bundle), "-c", "import sys; print('probe', sys.argv)"], env=env,
+                         capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    assert out.returncode == 0 and "probe ['-c']" in out.stdout, out.stderr
+    out = subprocess.run([str(bundle), "-m", "app.cli", "worker", "--help"], env=env,
+                         capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    assert out.returncode == 0 and "--project" in out.stdout, out.stderr
