@@ -723,4 +723,24 @@ def _v10(db: sqlite_utils.Database) -> None:
         db.execute(statement)
 
 
-MIGRATIONS: list[Migration] = [_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9, _v10]
+_V11_SQL = [
+    # One continuity scan per video file (storage.continuity): the candidate windows and every
+    # frame's score as JSON, under the scan version (signals + thresholds digest) that made
+    # them; a scan of another version is stale and is made again.
+    """CREATE TABLE continuity_scans (
+        sha256 TEXT PRIMARY KEY REFERENCES media(sha256) ON DELETE CASCADE,
+        version TEXT NOT NULL,
+        windows INTEGER NOT NULL CHECK (windows >= 0),
+        data TEXT NOT NULL,
+        scanned_at TEXT NOT NULL
+    )""",
+]
+
+
+def _v11(db: sqlite_utils.Database) -> None:
+    """Continuity scans, written by storage._continuity_store."""
+    for statement in _V11_SQL:
+        db.execute(statement)
+
+
+MIGRATIONS: list[Migration] = [_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9, _v10, _v11]

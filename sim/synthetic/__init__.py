@@ -18,6 +18,14 @@ from sim.synthetic._cases import (
     write_case,
     write_demo_cases,
 )
+from sim.synthetic._corrupt import (
+    CORRUPTION_KINDS,
+    Corruption,
+    CorruptionError,
+    corrupt_frames,
+    corrupt_video,
+    most_active,
+)
 from sim.synthetic._encode import Mp4Writer, encode_mp4, write_png
 from sim.synthetic._layout import ObjectSpec, layout_distance, sample_scene
 from sim.synthetic._model import (
@@ -41,11 +49,14 @@ __all__ = [
     "BOX_WALL",
     "CASE_FORMAT",
     "COLORS",
+    "CORRUPTION_KINDS",
     "DEFECT_GATES",
     "DEFECT_KINDS",
     "DEMO_CASES",
     "Camera",
     "CaseSpec",
+    "Corruption",
+    "CorruptionError",
     "Defect",
     "DefectKind",
     "DefectWindow",
@@ -58,9 +69,12 @@ __all__ = [
     "SceneObject",
     "Subgoal",
     "VideoSpec",
+    "corrupt_frames",
+    "corrupt_video",
     "demo_plan",
     "encode_mp4",
     "layout_distance",
+    "most_active",
     "render_rollout",
     "render_scene",
     "rollout_truth",
