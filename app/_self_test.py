@@ -257,10 +257,10 @@ def _formats(tmp: Path, _opts: Options) -> str:
 
 
 def _devices(_tmp: Path, _opts: Options) -> str:
-    from app.gui.teleop import _gamepad, _spacemouse
+    from app.devices import gamepads, sdl_available, spacemice
 
-    pads = len(_gamepad.gamepads()) if _gamepad.available() else None
-    mice = len(_spacemouse.spacemice())
+    pads = len(gamepads()) if sdl_available() else None
+    mice = len(spacemice())
     sdl = "SDL unavailable" if pads is None else f"SDL: {pads} gamepad(s)"
     return f"{sdl}; hidapi: {mice} SpaceMouse(s) (none is fine: the keyboard always drives)"
 

@@ -9,6 +9,7 @@ from judge._llm_assistant import ASSISTANT_PROMPT_VERSION, LLMAssistant
 from judge._llm_common import ModelParticipantError
 from judge._llm_user import USER_PROMPT_VERSION, LLMUser
 from judge._pipeline import (
+    MAX_CONTINUITY_WINDOWS,
     MODES,
     PROMPT_VERSION,
     JudgeCancelled,
@@ -52,6 +53,7 @@ __all__: list[str] = [
     "ASSISTANT_PROMPT_VERSION",
     "CATEGORIES",
     "JUDGE_KIND",
+    "MAX_CONTINUITY_WINDOWS",
     "MODES",
     "PROMPT_VERSION",
     "QUALITY_KIND",

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from annotation import UserError
-from judge._pipeline._config import MODES
+from judge._pipeline._config import MODES, JudgeConfig
 from storage import (
     DEFAULT_MAX_ATTEMPTS,
     DEFAULT_RATE_LIMIT_BACKOFF_S,
@@ -39,14 +39,27 @@ def queue_judge(
     ``max_attempts``, ``retry_backoff_s`` and ``rate_limit_backoff_s`` are the queue's retry
     policy for these jobs (see :meth:`storage.Jobs.enqueue`).
 
-    Unknown videos or profile, an unknown mode or an empty selection are refused before
-    anything is written, so a typo never leaves half a batch behind.
+    ``config`` holds :class:`judge.JudgeConfig` overrides, stored with each job and then with
+    its run: ``{"continuity_windows": 3}`` offers the continuity scan's three strongest windows
+    at the Physics gates (0, the default, offers none).
+
+    Unknown videos or profile, an unknown mode, settings no run could use or an empty selection
+    are refused before anything is written, so a typo never leaves half a batch behind.
     """
     ids = list(dict.fromkeys(video_ids))
     if not ids:
         raise QueueError("no videos selected")
     if mode not in MODES:
         raise QueueError(f"unknown judge mode {mode!r}; choose one of {', '.join(MODES)}")
+    try:
+        settings = JudgeConfig().with_overrides(config or {})
+    except ValueError as err:
+        raise QueueError(f"judge settings: {err}") from None
+    if settings.continuity_windows and mode == "simple_vqa":
+        raise QueueError(
+            "continuity windows are offered at the gates, and mode simple_vqa has none: "
+            "use mode gated or independent, or continuity_windows 0"
+        )
     if profile not in project.profiles:
         raise QueueError(
             f"no model profile {profile!r} in {project.root}; add one with "

@@ -1,10 +1,14 @@
 """The ``judge.video`` job: judge one video with the staged judge and store an audited run.
 
 Payload: ``{"video_id": str, "profile": str, "mode": "gated" | "independent" | "simple_vqa",
-"config": {JudgeConfig overrides}}``. The run row is created before the first call and every
-call is written as it happens (each its own transaction, on this job's own connection), so a
-crash keeps the trail; the results are written by the worker in the transaction that marks the
-job done (:class:`JobOutcome`), so a run is never half-finished.
+"config": {JudgeConfig overrides}}``. With ``continuity_windows`` set, the video's stored
+continuity scan supplies the windows offered (a video not scanned yet, or scanned by an older
+version, is scanned first and the scan stored).
+
+The run row is created before the first call and every call is written as it happens (each its
+own transaction, on this job's own connection), so a crash keeps the trail; the results are
+written by the worker in the transaction that marks the job done (:class:`JobOutcome`), so a
+run is never half-finished.
 
 Failures map to :class:`JobError`: a provider failure that says ``retryable`` is retried after
 the queue's backoff for the job (``rate_limit`` waits the longer one); the spend cap, an
@@ -42,6 +46,7 @@ from storage import (
     RunCall,
     register,
 )
+from storage.continuity import Scan, scan_video
 from storage.media import MediaError, read_image_rgb
 
 MakeApi = Callable[[str, Project, CallRecorder, float | None], ModelAPI]
@@ -121,6 +126,9 @@ def run_judge_video(
             config = JudgeConfig().with_overrides(overrides)
         except ValueError as err:
             raise JobError(f"judge.video: {err}") from None
+        if config.continuity_windows and req.mode == "simple_vqa":
+            raise JobError("judge.video: continuity windows are offered at gates; simple_vqa "
+                           "has none")  # fmt: skip
         config = _cap_left(project, ctx.job_id, config)
         result, run_id = _judge(ctx, project, req, config, make_api)
     finally:
@@ -142,6 +150,7 @@ def _judge(
         case = project.case(video.case_id)
         path, index = project.video_path(video), project.video_index(video)
         f1 = read_image_rgb(project.media_path(case.initial_image))
+        scan = _continuity_scan(ctx, project, video.media) if config.continuity_windows else None
     except (ProjectError, MediaError) as err:
         raise JobError(f"judge.video: {err}") from None
     # an earlier attempt whose worker died left its run running: nobody else will end it
@@ -163,7 +172,7 @@ def _judge(
             model=_model_name(api),
             mode=req.mode,
             prompt_version=PROMPT_VERSION,
-            config=run_config(config, req.mode),
+            config=run_config(config, req.mode, scan),
         )
     )
 
@@ -173,7 +182,7 @@ def _judge(
     try:
         result = judge_video(
             api, path, index, case.goal, f1, mode=cast(Mode, req.mode),
-            config=config, should_stop=ctx.cancelled, progress=progress,
+            config=config, should_stop=ctx.cancelled, progress=progress, continuity=scan,
         )  # fmt: skip
     except JudgeCancelled:
         runs.fail(run[0], "cancelled", abandoned=True)
@@ -189,6 +198,16 @@ def _judge(
         runs.fail(run[0], f"crashed: {type(err).__name__}: {err}")
         raise
     return result, run[0]
+
+
+def _continuity_scan(ctx: JobContext, project: Project, sha256: str) -> Scan:
+    """The file's current scan, made now (and stored) when there is none."""
+    scan = project.continuity.get(sha256)
+    if scan is None:
+        ctx.progress(0.0, "continuity scan")
+        scan = scan_video(project.media_path(sha256))
+        project.continuity.save(sha256, scan)
+    return scan
 
 
 def _cap_left(project: Project, job_id: int, config: JudgeConfig) -> JudgeConfig:

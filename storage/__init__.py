@@ -42,6 +42,14 @@ from storage._bundles import (
 )
 from storage._caseformat import FORMAT as CASE_FORMAT
 from storage._caseformat import CaseFile, CaseImportError, read_case_file
+from storage._continuity_kind import (
+    CONTINUITY_KIND,
+    INLINE_SCAN_MAX_S,
+    ContinuityStatus,
+    continuity_status,
+    queue_continuity_scans,
+)
+from storage._continuity_store import ContinuityScans
 from storage._db import SchemaTooNewError
 from storage._episode_notes import EpisodeNotes, NoteRecord
 from storage._episode_records import (
@@ -60,7 +68,7 @@ from storage._episode_records import (
 )
 from storage._episode_rows import EpisodeRow, episode_rows
 from storage._episodes import Episodes
-from storage._export import CSV_COLUMNS, collect, to_csv, to_json
+from storage._export import CSV_COLUMNS, collect, continuity_export, to_csv, to_json
 from storage._history import History
 from storage._import import ImportReport, find_case_folders, import_cases
 from storage._interaction_records import (
@@ -151,10 +159,12 @@ from storage._worker import LogSink, WorkerStats, run_worker, stderr_log
 __all__ = [
     "ARM_REF",
     "CASE_FORMAT",
+    "CONTINUITY_KIND",
     "CSV_COLUMNS",
     "DEFAULT_MAX_ATTEMPTS",
     "DEFAULT_RATE_LIMIT_BACKOFF_S",
     "DEFAULT_RETRY_BACKOFF_S",
+    "INLINE_SCAN_MAX_S",
     "JOB_KINDS",
     "QUALITY_MODE",
     "VERDICT_CODES",
@@ -195,6 +205,8 @@ __all__ = [
     "Clutter",
     "ConditionRecord",
     "Conflict",
+    "ContinuityScans",
+    "ContinuityStatus",
     "Domain",
     "EpisodeError",
     "EpisodeMode",
@@ -275,6 +287,8 @@ __all__ = [
     "blind_copy",
     "bundle_origin",
     "collect",
+    "continuity_export",
+    "continuity_status",
     "disagreements",
     "episode_rows",
     "evaluator",
@@ -291,6 +305,7 @@ __all__ = [
     "load_settings",
     "open_assignment",
     "parse_arm_ref",
+    "queue_continuity_scans",
     "rated_panel",
     "read_case_file",
     "register",

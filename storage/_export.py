@@ -1,4 +1,5 @@
-"""Export annotations as CSV (one row per rated subgoal) or JSON (nested per video and rater).
+"""Export annotations as CSV (one row per rated subgoal) or JSON (nested per video and rater),
+with each video's continuity scan: its candidate windows and the scan version, or "not scanned".
 
 Columns are documented in docs/export-format.md; keep that table in step with ``CSV_COLUMNS``.
 """
@@ -32,7 +33,11 @@ CSV_COLUMNS = (
     "video_S",
     "video_coverage",
     "video_complete",
+    "video_continuity",
+    "video_continuity_version",
 )
+
+NOT_SCANNED = "not scanned"
 
 
 def _fmt(outcome: int | Mark | None) -> str:
@@ -122,18 +127,48 @@ def collect(project: Project, *, include_identity: bool = True) -> list[dict[str
     return out
 
 
+def continuity_export(project: Project) -> list[dict[str, Any]]:
+    """Every video's continuity scan of the current version (windows best first), or
+    ``"not scanned"`` (never scanned, or only by an older version of the scan)."""
+    out: list[dict[str, Any]] = []
+    for video in project.videos():
+        scan = project.continuity.get(video.media)
+        entry: dict[str, Any] = {"video_id": video.id, "case_id": video.case_id}
+        if scan is None:
+            entry |= {"status": NOT_SCANNED, "version": None, "duration_s": None, "windows": None}
+        else:
+            entry |= {"status": "scanned", "version": scan.version, "duration_s": scan.duration_s,
+                      "windows": [w.to_dict() for w in scan.windows]}  # fmt: skip
+        out.append(entry)
+    return out
+
+
 def to_json(project: Project) -> str:
     return json.dumps(
-        {"format": "rollout-workbench/export@1", "ratings": collect(project)}, indent=2
-    )
+        {"format": "rollout-workbench/export@1", "ratings": collect(project),
+         "continuity": continuity_export(project)},
+        indent=2,
+    )  # fmt: skip
+
+
+def _windows_cell(entry: dict[str, Any]) -> str:
+    """``start-end score kind`` per window, ``; `` separated; ``none`` when the scan found
+    nothing, which is not the same as ``not scanned``."""
+    if entry["windows"] is None:
+        return NOT_SCANNED
+    cells = [f"{w['start_s']:g}-{w['end_s']:g} {w['score']:g} {w['kind']}"
+             for w in entry["windows"]]  # fmt: skip
+    return "; ".join(cells) or "none"
 
 
 def to_csv(project: Project) -> str:
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
     w.writeheader()
+    scans = {e["video_id"]: e for e in continuity_export(project)}
     for entry in collect(project):
         sc = entry["scores"]
+        scan = scans[entry["video_id"]]
         for sg in entry["subgoals"]:
             w.writerow(
                 {
@@ -159,9 +194,11 @@ def to_csv(project: Project) -> str:
                     "video_S": sc["S"],
                     "video_coverage": sc["coverage"],
                     "video_complete": sc["complete"],
+                    "video_continuity": _windows_cell(scan),
+                    "video_continuity_version": scan["version"] or "",
                 }
             )
     return buf.getvalue()
 
 
-__all__ = ["CSV_COLUMNS", "collect", "to_csv", "to_json"]
+__all__ = ["CSV_COLUMNS", "NOT_SCANNED", "collect", "continuity_export", "to_csv", "to_json"]

@@ -4,6 +4,10 @@ Everything is validated first (case files, every referenced file, images, video 
 then are media copied in (to temporary names) and rows written in one transaction. On any error
 the temporary files are removed and the project is exactly as it was. Media are stored by sha256,
 so importing the same files again finds them already present and changes nothing.
+
+Each video the import adds gets its continuity scan in the same transaction: made while the
+import checks the other files if the clip is short, else queued as a ``continuity.scan`` job
+(:mod:`storage._continuity_kind`); a scan that fails is queued too and never fails the import.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import sqlite_utils
 
 from storage._bundle_format import file_sha256
 from storage._caseformat import CASE_FILE, CaseFile, CaseImportError, read_case_file
+from storage._continuity_kind import ImportScans
 from storage._db import write
 from storage._history import now
 from storage._project import Project
@@ -27,6 +32,8 @@ from storage.media import MediaError, VideoIndex, index_video, probe_image
 
 Progress = Callable[[str], None]
 Steps = Callable[[int, int], None]
+# (case id, sha256, file, duration s, step): the step is taken once the file's scan is done
+OfferScan = Callable[[str, str, Path, float, Callable[[], None]], None]
 
 
 @dataclass
@@ -35,16 +42,21 @@ class ImportReport:
     cases_unchanged: list[str] = field(default_factory=list)
     videos_added: int = 0
     videos_unchanged: int = 0
+    scans_made: int = 0  # continuity scans made during the import
+    scans_queued: int = 0  # continuity scans left to a job (long clips, failed scans)
 
     @property
     def changed(self) -> bool:
         return bool(self.cases_added or self.videos_added)
 
     def summary(self) -> str:
-        return (
+        text = (
             f"{len(self.cases_added)} case(s) added, {len(self.cases_unchanged)} unchanged; "
             f"{self.videos_added} video(s) added, {self.videos_unchanged} already present"
         )
+        if self.scans_made or self.scans_queued:
+            text += f"; {self.scans_made} scanned for continuity, {self.scans_queued} queued"
+        return text
 
 
 @dataclass(frozen=True)
@@ -90,8 +102,9 @@ def import_cases(
         folder: A case folder, or a folder of case folders.
         progress: Called with a line of text as each case is checked.
         steps: Called as ``steps(done, total)`` from ``(0, total)`` to ``(total, total)``: one
-            step per file checked (indexing a video is the slow part) and per file copied in.
-            It is called on the importing thread, so a GUI must hand it to its own thread.
+            step per file checked (indexing a video, and scanning a short new one, are the
+            slow parts) and per file copied in. It is called on the importing thread, so a GUI
+            must hand it to its own thread.
     """
     say = progress or (lambda _m: None)
     folders = find_case_folders(folder)
@@ -107,28 +120,37 @@ def import_cases(
 
     if steps is not None:
         steps(0, total)
-    cases = [_validate(f, spec, say, step) for f, spec in zip(folders, specs, strict=True)]
-    ids = [c.spec.id for c in cases]
-    dupes = {i for i in ids if ids.count(i) > 1}
-    if dupes:
-        raise CaseImportError(f"{folder}: case id(s) used by more than one folder: {sorted(dupes)}")
+    scans = ImportScans(project)
     staged: list[tuple[Path, Path]] = []
     try:
+        cases = [_validate(f, spec, say, step, scans.offer)
+                 for f, spec in zip(folders, specs, strict=True)]  # fmt: skip
+        ids = [c.spec.id for c in cases]
+        dupes = {i for i in ids if ids.count(i) > 1}
+        if dupes:
+            raise CaseImportError(
+                f"{folder}: case id(s) used by more than one folder: {sorted(dupes)}"
+            )
+        scans.collect()  # the videos' check steps come as their scans finish
         for c in cases:
             for m in (c.image, *c.videos):
                 staged.extend(_stage(project, m, staged))
                 step()
         with write(project.db):
             report = _write_rows(project, cases)
+            report.scans_made, report.scans_queued = scans.store()
             for tmp, final in staged:
                 os.replace(tmp, final)
     finally:
+        scans.close()
         for tmp, _ in staged:
             tmp.unlink(missing_ok=True)
     return report
 
 
-def _validate(folder: Path, spec: CaseFile, say: Progress, step: Callable[[], None]) -> _Case:
+def _validate(
+    folder: Path, spec: CaseFile, say: Progress, step: Callable[[], None], offer: OfferScan
+) -> _Case:
     say(f"checking {spec.id}")
     img_path = _resolve(folder, spec.initial_image, "initial_image")
     try:
@@ -150,7 +172,7 @@ def _validate(folder: Path, spec: CaseFile, say: Progress, step: Callable[[], No
             raise CaseImportError(f"{folder / CASE_FILE}: videos.{k}: same file as {seen[sha]}")
         seen[sha] = entry.file
         videos.append(_Media(path, sha, "video", index))
-        step()
+        offer(spec.id, sha, path, index.duration_s, step)  # a short clip's scan starts now
     return _Case(folder, spec, image, tuple(videos))
 
 

@@ -46,6 +46,12 @@ def judge() -> None:
     default=60.0,
     show_default=True, help="Seconds to wait after the endpoint answered 429 (rate limited).",
 )  # fmt: skip
+@click.option(
+    # literal bound, not judge's MAX_CONTINUITY_WINDOWS, for the same reason as above
+    "--continuity", "continuity", type=click.IntRange(0, 16), default=0, show_default=True,
+    help="Offer the VLM the N strongest continuity-scan windows at the Physics gates as places "
+    "to inspect (0: off). Recorded with each run; videos not scanned yet are scanned first.",
+)  # fmt: skip
 def run(
     project_dir: Path,
     videos: tuple[str, ...],
@@ -56,6 +62,7 @@ def run(
     max_attempts: int,
     retry_backoff_s: float,
     rate_limit_backoff_s: float,
+    continuity: int,
 ) -> None:
     """Queue one judge job per video. Start `workbench worker` to run them."""
     from judge import queue_judge
@@ -66,8 +73,10 @@ def run(
         name, ids = queue_judge(
             project, chosen, profile=profile, mode=mode, batch=batch, max_attempts=max_attempts,
             retry_backoff_s=retry_backoff_s, rate_limit_backoff_s=rate_limit_backoff_s,
+            config={"continuity_windows": continuity} if continuity else None,
         )  # fmt: skip
-    click.echo(f"queued {len(ids)} job(s) in batch {name}")
+    offer = f", offering {continuity} continuity window(s)" if continuity else ""
+    click.echo(f"queued {len(ids)} job(s) in batch {name}{offer}")
     click.echo(f"run them with: workbench worker --project {project_dir} --drain", err=True)
 
 

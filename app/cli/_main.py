@@ -16,6 +16,8 @@ from app.cli import (
     _agreement_cmd,
     _arm_cmds,
     _batch_cmds,
+    _continuity_cmds,
+    _corrupt_cmds,
     _episode_cmds,
     _jobs_cmds,
     _judge_cmds,
@@ -96,6 +98,8 @@ for command in (
     *_arm_cmds.COMMANDS,
     *_episode_cmds.COMMANDS,
     *_batch_cmds.COMMANDS,
+    *_continuity_cmds.COMMANDS,
+    *_corrupt_cmds.COMMANDS,
     *_self_test_cmd.COMMANDS,
     *_teleop_cmds.COMMANDS,  # after the project commands: its `export` group replaces theirs
 ):

@@ -8,6 +8,7 @@ frames, each gate one call with optional ``inspect_video`` requests, then T, P, 
 """
 
 from judge._pipeline._config import (
+    MAX_CONTINUITY_WINDOWS,
     MODES,
     PROMPT_VERSION,
     JudgeCancelled,
@@ -15,6 +16,7 @@ from judge._pipeline._config import (
     Mode,
     PipelineError,
 )
+from judge._pipeline._continuity import offered_windows
 from judge._pipeline._frames import FrameSampler, check_window, mid_bin_times, uniform_indices
 from judge._pipeline._prompts import DATA_CLOSE, DATA_OPEN, prompt_digest
 from judge._pipeline._replies import VqaAnswer
@@ -25,6 +27,7 @@ from judge._pipeline._scoring import axis_score, rule_scores, vqa_score
 __all__ = [
     "DATA_CLOSE",
     "DATA_OPEN",
+    "MAX_CONTINUITY_WINDOWS",
     "MODES",
     "PROMPT_VERSION",
     "FrameSampler",
@@ -39,6 +42,7 @@ __all__ = [
     "check_window",
     "judge_video",
     "mid_bin_times",
+    "offered_windows",
     "prompt_digest",
     "rule_scores",
     "run_config",

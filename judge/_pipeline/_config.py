@@ -7,11 +7,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-PROMPT_VERSION = "ego2act-judge@1"
+PROMPT_VERSION = "ego2act-judge@2"
 """Stored with every run and every call; bump it with any prompt or schema change."""
 
 Mode = Literal["gated", "independent", "simple_vqa"]
 MODES: tuple[str, ...] = get_args(Mode)
+
+MAX_CONTINUITY_WINDOWS = 16
+"""The most continuity windows a run may offer (as many as a Physics plan may have)."""
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,9 @@ class JudgeConfig:
         reply_retries: How often a reply that is valid JSON but breaks a rule beyond the schema
             (ids not contiguous, a live subgoal missing ...) is asked again with the problem
             stated, before the run fails.
+        continuity_windows: How many of the continuity scan's strongest candidate windows the
+            Physics gates name as suggested places to inspect; 0 (the default) offers none, and
+            the prompts are then exactly those of a run without the option.
     """
 
     task_frames: int = 8
@@ -51,6 +57,7 @@ class JudgeConfig:
     max_physics_windows: int = 16
     max_task_subgoals: int = 32
     reply_retries: int = 1
+    continuity_windows: int = 0
 
     def with_overrides(self, overrides: Mapping[str, Any]) -> JudgeConfig:
         """A copy with some fields replaced; unknown names or wrong types raise ValueError."""
@@ -80,6 +87,8 @@ class JudgeConfig:
             raise ValueError("jpeg_quality must be 1..100")
         if self.spend_cap_usd <= 0 or not 0 < self.inspect_budget_share <= 1:
             raise ValueError("spend_cap_usd must be > 0 and inspect_budget_share in (0, 1]")
+        if not 0 <= self.continuity_windows <= MAX_CONTINUITY_WINDOWS:
+            raise ValueError(f"continuity_windows must be 0..{MAX_CONTINUITY_WINDOWS}")
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -1,7 +1,8 @@
-"""Prompt templates (``resources/prompts/ego2act-judge-v1``) and the messages of each stage.
+"""Prompt templates (``resources/prompts/ego2act-judge-v2``) and the messages of each stage.
 
-Instructions come only from the templates, which hold no supplied text. The goal, the plans and
-the model's own inspection requests go into user messages as JSON inside a DATA block whose
+Instructions come only from the templates, which hold no supplied text. The goal, the plans,
+the continuity scan's candidate windows and the model's own inspection requests go into user
+messages as JSON inside a DATA block whose
 markers cannot be forged: ``<`` and ``>`` inside the JSON are written as ``\\u003c`` and
 ``\\u003e`` (still the same JSON strings), so no supplied text can close the block early.
 """
@@ -20,8 +21,9 @@ from annotation import load_rubric
 from judge._api import FrameImage, Message
 from judge._pipeline._context import InspectionBlock
 from storage import RunSubgoal
+from storage.continuity import Window as ScanWindow
 
-TEMPLATE_DIR = "ego2act-judge-v1"
+TEMPLATE_DIR = "ego2act-judge-v2"
 DATA_OPEN = "<<<DATA"
 DATA_CLOSE = "DATA>>>"
 
@@ -115,8 +117,10 @@ def gate_messages(
     limit: int,
     can_inspect: bool,
     duration_s: float,
+    candidates: Sequence[ScanWindow] = (),
 ) -> list[Message]:
-    """One gate call: rubric for the gate, the scene and plan, frames, then the instruction."""
+    """One gate call: rubric for the gate, the scene and plan, frames, the continuity scan's
+    candidate windows (if any are offered), inspections, then the instruction."""
     name = load_rubric().gate(gate).name
     block = render(f"gate_{gate}.md")
     if axis == "task":
@@ -135,6 +139,8 @@ def gate_messages(
             tuple(initial),
         ),
     ]
+    if candidates:
+        msgs.append(candidates_message(candidates))
     msgs += [_inspection_message(b) for b in inspections]
     tools_line = render("tools_inspect.md" if can_inspect else "tools_submit.md")
     instruction = render(
@@ -150,6 +156,20 @@ def gate_messages(
     )
     msgs.append(Message("user", instruction))
     return msgs
+
+
+def candidate_rows(candidates: Sequence[ScanWindow]) -> list[dict[str, Any]]:
+    """The windows as the model is shown them (and the run records them): C1, C2 ... in the
+    order given, times in source seconds."""
+    return [{"id": f"C{k}", "start_s": round(w.start_s, 3), "end_s": round(w.end_s, 3),
+             "score": round(w.score, 2), "reason": w.reason}
+            for k, w in enumerate(candidates, 1)]  # fmt: skip
+
+
+def candidates_message(candidates: Sequence[ScanWindow]) -> Message:
+    intro = render("continuity_windows.md", n=len(candidates))
+    rows = candidate_rows(candidates)
+    return Message("user", f"{intro}\n{data_block({'candidate_windows': rows})}")
 
 
 def _inspection_message(b: InspectionBlock) -> Message:

@@ -11,6 +11,7 @@ import numpy.typing as npt
 
 from judge._api import FrameImage, ModelAPI
 from judge._pipeline._config import MODES, PROMPT_VERSION, JudgeConfig, Mode, PipelineError
+from judge._pipeline._continuity import continuity_record, offered_windows
 from judge._pipeline._frames import FrameSampler, ReaderFactory, uniform_indices
 from judge._pipeline._prompts import prompt_digest
 from judge._pipeline._result import (
@@ -24,19 +25,18 @@ from judge._pipeline._session import Progress, Session, StopCheck
 from judge._pipeline._stages import AxisInput, GateRunner, plan_physics, plan_task, review
 from judge._pipeline._vqa import simple_vqa
 from storage import RecordedAnswers
+from storage.continuity import Scan
 from storage.media import VideoIndex
 
 # Share of the progress bar each step takes: 3 planning calls, then 7 gates.
 _STEPS = ("plan_task", "plan_physics", "review", "T1", "T2", "T3", "P1", "P2", "P3", "P4")
 
 
-def run_config(config: JudgeConfig, mode: str) -> dict[str, object]:
-    """The configuration stored with a run: settings, mode, prompt version and digest."""
-    return config.as_dict() | {
-        "mode": mode,
-        "prompt_version": PROMPT_VERSION,
-        "prompt_digest": prompt_digest(),
-    }
+def run_config(config: JudgeConfig, mode: str, continuity: Scan | None = None) -> dict[str, object]:
+    """The configuration stored with a run: settings, mode, prompt version and digest, and the
+    continuity windows offered when the run offers them."""
+    versions = {"mode": mode, "prompt_version": PROMPT_VERSION, "prompt_digest": prompt_digest()}
+    return config.as_dict() | versions | continuity_record(config, continuity)
 
 
 def judge_video(
@@ -51,6 +51,7 @@ def judge_video(
     should_stop: StopCheck | None = None,
     progress: Progress | None = None,
     reader_factory: ReaderFactory | None = None,
+    continuity: Scan | None = None,
 ) -> JudgeResult:
     """Judge one video against its goal and initial image.
 
@@ -66,6 +67,8 @@ def judge_video(
         should_stop: Checked before every call; True stops the run (JudgeCancelled).
         progress: Called with (fraction, note) as stages finish.
         reader_factory: Frame reader to use (tests count decodes with it).
+        continuity: The video's continuity scan; needed when ``config.continuity_windows``
+            is above 0 (its strongest windows are named at the Physics gates), else unused.
 
     Raises:
         MediaError: The video (or the frames it needs) cannot be decoded; nothing was spent.
@@ -80,6 +83,9 @@ def judge_video(
         raise PipelineError(f"unknown judge mode {mode!r} (use {', '.join(MODES)})")
     if not goal.strip():
         raise PipelineError("the case has an empty goal; nothing to judge against")
+    if mode == SIMPLE_VQA and config.continuity_windows > 0:
+        raise PipelineError("continuity windows are offered at gates; simple_vqa has none")
+    offered = offered_windows(config, continuity)
     s = Session(api, config, should_stop=should_stop, progress=progress)
     sampler = FrameSampler(
         video_path, index, max_side=config.max_side, jpeg_quality=config.jpeg_quality,
@@ -104,7 +110,7 @@ def judge_video(
             s.progress(1.0, "simple VQA answered")
             rec = RecordedAnswers(0, mode, (), (), vqa_rows(vqa))
             return JudgeResult(
-                **_common(s, sampler, mode, config, task_frames),
+                **_common(s, sampler, mode, config, task_frames, continuity),
                 task_plan=(), physics_plan=(), review=(), gates=(), inspections=(),
                 scores=rule_scores(rec), primary=SIMPLE_VQA, vqa=vqa,
             )  # fmt: skip
@@ -126,7 +132,9 @@ def judge_video(
         runner = GateRunner(s, sampler, on_gate)
         independent = mode == "independent"
         gates = runner.run_axis(AxisInput("task", goal, f1, task_plan, task_frames, independent))
-        gates += runner.run_axis(AxisInput("physics", goal, f1, draft, physics_frames, independent))
+        gates += runner.run_axis(
+            AxisInput("physics", goal, f1, draft, physics_frames, independent, offered)
+        )
         s.progress(1.0, "gates done")
         answers = tuple(r for g in gates for r in g.rows)
         rec = RecordedAnswers(
@@ -134,7 +142,8 @@ def judge_video(
         )
         inspected = tuple(f for b in runner.blocks for f in b.frames)
         return JudgeResult(
-            **_common(s, sampler, mode, config, task_frames + physics_frames + inspected),
+            **_common(s, sampler, mode, config, task_frames + physics_frames + inspected,
+                      continuity),
             task_plan=task_plan, physics_plan=draft, review=review_rows, gates=tuple(gates),
             inspections=tuple(inspection_record(b) for b in runner.blocks),
             scores=rule_scores(rec), primary=SEQUENTIAL,
@@ -154,12 +163,13 @@ def _common(
     mode: str,
     config: JudgeConfig,
     frames: tuple[FrameImage, ...],
+    continuity: Scan | None,
 ) -> dict[str, Any]:
     """The JudgeResult fields every mode fills the same way."""
     return {
         "mode": mode,
         "prompt_version": PROMPT_VERSION,
-        "config": run_config(config, mode),
+        "config": run_config(config, mode, continuity),
         "frames": tuple(frame_record(f) for f in frames),
         "cost_usd": s.spent_usd,
         "tokens_in": s.tokens_in,

@@ -30,6 +30,7 @@ from judge._pipeline._replies import (
 from judge._pipeline._result import GateResult
 from judge._pipeline._session import Session
 from storage import RunAnswer, RunSubgoal
+from storage.continuity import Window as ScanWindow
 
 
 def plan_task(s: Session, goal: str, f1: FrameImage) -> tuple[RunSubgoal, ...]:
@@ -68,6 +69,7 @@ class AxisInput:
     plan: tuple[RunSubgoal, ...]
     initial: tuple[FrameImage, ...]
     independent: bool
+    candidates: tuple[ScanWindow, ...] = ()  # continuity windows named at every gate call
 
 
 class GateRunner:
@@ -133,6 +135,7 @@ class GateRunner:
                 axis=a.axis, gate=gate, goal=a.goal, f1=a.f1, plan=a.plan, live=live,
                 initial=a.initial, inspections=ctx.retained(), used=len(used), limit=limit,
                 can_inspect=offer, duration_s=self.sampler.index.duration_s,
+                candidates=a.candidates,
             )  # fmt: skip
             try:
                 reply = self.s.ask(

@@ -23,6 +23,7 @@ from sim.synthetic._corrupt import (
     Corruption,
     CorruptionError,
     corrupt_frames,
+    corrupt_set,
     corrupt_video,
     most_active,
 )
@@ -70,6 +71,7 @@ __all__ = [
     "Subgoal",
     "VideoSpec",
     "corrupt_frames",
+    "corrupt_set",
     "corrupt_video",
     "demo_plan",
     "encode_mp4",

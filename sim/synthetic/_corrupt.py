@@ -146,6 +146,11 @@ def corrupt_video(source: Path, kind: str, out: Path) -> Corruption:
     holding the :class:`Corruption` (the ground truth); returns it."""
     frames, fps = read_rgb(source)
     edited, times = corrupt_frames(frames, fps, kind)
+    return _write(source, kind, out, frames, edited, fps, times)
+
+
+def _write(source: Path, kind: str, out: Path, frames: list[Rgb], edited: list[Rgb], fps: float,
+           times: dict[str, float]) -> Corruption:  # fmt: skip
     rate = max(1, round(fps))
     h, w = edited[0].shape[:2]
     even = [f[: h - h % 2, : w - w % 2] for f in edited] if (h % 2 or w % 2) else edited
@@ -155,3 +160,20 @@ def corrupt_video(source: Path, kind: str, out: Path) -> Corruption:
                         **{k: round(v, 6) for k, v in times.items()})  # fmt: skip
     out.with_suffix(out.suffix + ".json").write_text(record.to_json(), "utf-8")
     return record
+
+
+def corrupt_set(videos: list[Path], out_dir: Path) -> list[Corruption]:
+    """Every kind of :data:`CORRUPTION_KINDS` of every video into ``out_dir`` (named
+    ``<k>-<stem>.<kind>.mp4``); a video too short for a kind is skipped for that kind only."""
+    out: list[Corruption] = []
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for k, video in enumerate(videos):
+        frames, fps = read_rgb(video)
+        for kind in CORRUPTION_KINDS:
+            try:
+                edited, times = corrupt_frames(frames, fps, kind)
+            except CorruptionError:
+                continue
+            target = out_dir / f"{k:03d}-{video.stem}.{kind}.mp4"
+            out.append(_write(video, kind, target, frames, edited, fps, times))
+    return out

@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from storage.continuity._evaluate import CORRUPTIONS, Trial, boundaries, detection, evaluate
 from storage.continuity._model import (
     SCAN_VERSION,
     Scan,
@@ -21,7 +22,7 @@ from storage.continuity._model import (
     scan_version,
 )
 from storage.continuity._signals import SIGNALS, Signals, compute_signals, gray_frames, scan_signals
-from storage.continuity._windows import find_windows, spike_scores
+from storage.continuity._windows import difference_windows, find_windows, spike_scores
 
 
 def scan_video(path: Path, thresholds: Thresholds | None = None) -> Scan:
@@ -43,13 +44,19 @@ def scan_video(path: Path, thresholds: Thresholds | None = None) -> Scan:
 
 
 __all__ = [
+    "CORRUPTIONS",
     "SCAN_VERSION",
     "SIGNALS",
     "Scan",
     "Signals",
     "Thresholds",
+    "Trial",
     "Window",
+    "boundaries",
     "compute_signals",
+    "detection",
+    "difference_windows",
+    "evaluate",
     "find_windows",
     "gray_frames",
     "load_thresholds",

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from storage.media._errors import MediaError
+from storage.media import MediaError
 
 WIDTH = 160  # analysis width in pixels: 480p and 1080p clips are both scanned at 160×~90
 GRID = 4  # residual blocks per side

@@ -95,3 +95,19 @@ def find_windows(signals: Signals, th: Thresholds) -> tuple[list[Window], Floats
         ))  # fmt: skip
     windows.sort(key=lambda w: -w.score)
     return windows[: th.max_windows], combined
+
+
+def difference_windows(signals: Signals, ratio: float, pad_s: float = 0.1) -> list[Window]:
+    """The floor to beat: a plain frame-difference spike detector (a frame whose difference
+    energy is ``ratio`` times the clip's median), one window per spike frame, best first."""
+    diff = signals.values["diff"]
+    times = signals.times
+    med = max(float(np.median(diff[1:])) if len(diff) > 1 else 0.0, 1e-6)
+    out = [
+        Window(start_s=round(max(0.0, float(times[t - 1]) - pad_s), 3),
+               end_s=round(float(times[t]) + pad_s, 3), score=round(float(diff[t] / med), 2),
+               reason="frame difference spike", frame=t, peak_s=round(float(times[t]), 3),
+               kind="difference", signals={"diff": round(float(diff[t] / med), 2)})
+        for t in range(1, len(diff)) if diff[t] / med >= ratio
+    ]  # fmt: skip
+    return sorted(out, key=lambda w: -w.score)

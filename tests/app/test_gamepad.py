@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from app.gui.teleop import _gamepad
-from app.gui.teleop._gamepad import (
+from app.devices import _gamepad
+from app.devices._gamepad import (
     DEADZONE,
     PRECISION_SPEED,
     Gamepad,

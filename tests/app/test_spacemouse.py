@@ -18,10 +18,9 @@ from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from annotation import UserError
-from app.gui._main_window import MainWindow
-from app.gui.teleop import _spacemouse
-from app.gui.teleop._gamepad import DEADZONE, PRECISION_SPEED
-from app.gui.teleop._spacemouse import (
+from app.devices import _spacemouse
+from app.devices._gamepad import DEADZONE, PRECISION_SPEED
+from app.devices._spacemouse import (
     CONNEXION,
     FULL_SCALE,
     LOGITECH,
@@ -31,6 +30,7 @@ from app.gui.teleop._spacemouse import (
     SpaceMouseInfo,
     spacemice,
 )
+from app.gui._main_window import MainWindow
 from sim.teleop import Command, SessionStatus
 from tests.app.test_teleop_gui import TICK_WAIT_MS, _start, teleop_window  # noqa: F401
 
@@ -277,7 +277,9 @@ def test_an_unplugged_spacemouse_commands_nothing() -> None:
 @pytest.fixture
 def fake_device(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHid]:
     dev = FakeHid()
-    monkeypatch.setattr(_spacemouse, "spacemice", lambda: [NAVIGATOR])
+    import app.devices
+
+    monkeypatch.setattr(app.devices, "spacemice", lambda: [NAVIGATOR])  # what the workspace lists
     monkeypatch.setattr(hid, "device", lambda: dev)
     yield dev
 

@@ -36,6 +36,12 @@ SWEEP: dict[str, list[str]] = {
     "demos import": ["{X}", "--format", "robomimic", "--project", "{P}"],
     "demos rate": ["--project", "{P}"],
     "demo": ["--project", "{N}", "--no-sim"],
+    "self-test": ["--project", "{X}"],
+    "corrupt": ["{X}", "--kind", "swap", "--out", "{X}.mp4"],
+    "corrupt-bench": ["--videos", "{X}"],
+    "continuity scan": ["{X}"],
+    "continuity status": ["--project", "{P}"],
+    "continuity queue": ["--project", "{P}"],
     "worker": ["--project", "{P}", "--drain"],
     "jobs status": ["--project", "{P}", "--batch", "nope"],
     "jobs cancel": ["--project", "{P}", "999"],
@@ -95,7 +101,8 @@ SWEEP: dict[str, list[str]] = {
 # Variants run on top of the table: the same command on a project path that does not exist, and
 # on a folder that is not a project.
 NOT_A_PROJECT = ("{N}", "{X}")
-NO_PROJECT_NEEDED = {"score", "video info", "video frame", "sim list", "sim check", "demo"}
+NO_PROJECT_NEEDED = {"score", "video info", "video frame", "sim list", "sim check", "demo",
+                     "self-test", "corrupt", "corrupt-bench", "continuity scan"}  # fmt: skip
 # ``import``/``demo`` create the project they are given; the rest must refuse a missing one.
 CREATES_PROJECT = {"import", "demo", "study open-assignment"}
 

@@ -91,7 +91,7 @@ def test_every_call_carries_the_prompt_version_and_boundary(clip: tuple[Path, Vi
 
 
 def test_templates_render_for_every_gate_and_state_their_rules() -> None:
-    assert TEMPLATE_DIR == "ego2act-judge-v1"
+    assert TEMPLATE_DIR == "ego2act-judge-v2"
     for gate in ("T1", "T2", "T3"):
         assert render(f"gate_{gate}.md").startswith("Question:")
     for gate in ("P1", "P2", "P3", "P4"):

@@ -14,6 +14,14 @@ from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QDialog, QInputDialog, QMessageBox, QVBoxLayout, QWidget
 
 from annotation import GATES_ALL, Answer, UserError, evaluate_subgoal, load_rubric
+from app.gui.annotate._candidate_timeline import CandidateTimeline
+from app.gui.annotate._candidates import (
+    NONE_FOUND,
+    NOT_SCANNED,
+    Candidate,
+    candidates,
+    step_candidate,
+)
 from app.gui.annotate._case_panel import CasePanel
 from app.gui.annotate._evidence_panel import EvidencePanel
 from app.gui.annotate._gates_panel import GatePanel
@@ -21,7 +29,7 @@ from app.gui.annotate._player import PlayerController, TransportBar
 from app.gui.annotate._score_panel import ScorePanel
 from app.gui.annotate._subgoals import SubgoalDialog, SubgoalPanel
 from app.gui.annotate._video_list import VideoList
-from app.gui.common import AnnotateState, Bridge, FrameFeed, FrameView, Mark, Timeline
+from app.gui.common import AnnotateState, Bridge, FrameFeed, FrameView, Mark
 from storage import AnnotationError, Settings, Video
 
 
@@ -48,7 +56,8 @@ class AnnotateWorkspace(QObject):
         self.case_panel = CasePanel(state)
         self.view = FrameView()
         self.transport = TransportBar(self.player)
-        self.timeline = Timeline(state)
+        self.timeline = CandidateTimeline(state)
+        self.scanned = False  # the current video has a continuity scan (of the current version)
         lay.addWidget(self.case_panel)
         lay.addWidget(self.view, 1)
         lay.addWidget(self.transport)
@@ -71,6 +80,7 @@ class AnnotateWorkspace(QObject):
         state.frame_changed.connect(self._frame_changed)
         state.data_changed.connect(self._refresh_marks)
         state.video_changed.connect(self._refresh_marks)
+        state.video_changed.connect(self._refresh_candidates)
         state.project_changed.connect(self._project_changed)
 
     # ---- commands ----------------------------------------------------------------------
@@ -89,6 +99,8 @@ class AnnotateWorkspace(QObject):
             "play.mark_in": p.mark_in,
             "play.mark_out": p.mark_out,
             "play.loop": lambda: p.set_loop(not p.loop),
+            "play.next_candidate": lambda: self.move_candidate(1),
+            "play.prev_candidate": lambda: self.move_candidate(-1),
             "video.next": lambda: self.next_video(1),
             "video.prev": lambda: self.next_video(-1),
             "gate.pass": lambda: self.answer(Answer.PASS),
@@ -183,6 +195,31 @@ class AnnotateWorkspace(QObject):
             self.message.emit("Seek cache ready: any frame shows at once")
         else:
             self.message.emit(f"Building seek cache {100 * done // max(total, 1)}%")
+
+    # ---- continuity candidates -----------------------------------------------------------
+    def _refresh_candidates(self) -> None:
+        st, index = self.state, self.player.index
+        scan = None
+        if st.project is not None and st.video is not None and index is not None:
+            scan = st.project.continuity.get(st.video.media)
+        self.scanned = scan is not None
+        found = candidates(scan, index.index_at) if index is not None else []
+        self.timeline.set_candidates(found)
+
+    def move_candidate(self, step: int) -> None:
+        """Put the playhead on the next (previous) candidate window's start; decides nothing."""
+        if self.state.video is None:
+            return
+        if not self.scanned:  # a scan made since the video opened (import, a job) shows now
+            self._refresh_candidates()
+        found: list[Candidate] = self.timeline.candidates
+        k = step_candidate([c.start_frame for c in found], self.state.frame, step)
+        if k is None:
+            self.message.emit(NONE_FOUND if self.scanned else NOT_SCANNED)
+            return
+        self.player.pause()
+        self.state.seek(found[k].start_frame)
+        self.message.emit(found[k].status(len(found)))
 
     # ---- gates -------------------------------------------------------------------------
     def _answer_at(self, gate_index: int, answer: Answer) -> None:

@@ -111,6 +111,15 @@ COMMANDS: tuple[Command, ...] = (
     Command("play.mark_in", "Set Range Start", ("I",), "player", "Play"),
     Command("play.mark_out", "Set Range End", ("O",), "player", "Play"),
     Command("play.loop", "Loop Range", ("L",), "player", "Play", "Loop playback inside the range"),
+    Command(
+        "play.next_candidate",
+        "Next Candidate Window",
+        ("]",),
+        "player",
+        "Play",
+        "Jump to the next window the continuity scan suggests looking at (a suggestion only)",
+    ),
+    Command("play.prev_candidate", "Previous Candidate Window", ("[",), "player", "Play"),
     Command("video.next", "Next Video", ("Ctrl+Down",), "global", "Annotate"),
     Command("video.prev", "Previous Video", ("Ctrl+Up",), "global", "Annotate"),
     # Annotate

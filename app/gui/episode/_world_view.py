@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QLabel,
+    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
@@ -128,6 +129,8 @@ class WorldView(QWidget):
         self.camera.setToolTip("The scene camera to look through")
         self.camera.currentTextChanged.connect(lambda _c: self.show_tick(self.tick))
         self.status = QLabel("no episode")
+        # a long status must not widen the window: it is clipped instead
+        self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.contacts = QCheckBox("contacts")
         self.contacts.setToolTip("Contact points and forces (costly under software GL)")
         self.labels = QCheckBox("labels")

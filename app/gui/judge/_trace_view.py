@@ -1,7 +1,9 @@
 """The judge trace view: what the VLM judge planned, asked, looked at, answered and cost.
 
 Evidence ids are links: clicking one seeks the player to the frame the judge saw. Calls are
-links too, opening the exact request (images shown as evidence ids) and the raw reply.
+links too, opening the exact request (images shown as evidence ids) and the raw reply. A run
+that offered continuity-scan windows lists them, each a link to its start, with the inspections
+that looked at it.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.gui.common import AnnotateState
-from storage import JudgeRuns, RunAnswer, RunSubgoal, RunTrace
+from storage import JudgeRuns, RunAnswer, RunInspection, RunSubgoal, RunTrace
 
 ANSWER_COLOR = {"yes": "#2e7d32", "no": "#c62828", "NA": "#6d6d6d"}
 
@@ -65,6 +67,31 @@ def _call_status(ok: bool, error: str | None) -> str:
     return "ok" if ok else f"<b style='color:#c62828'>{html.escape(error or 'failed')}</b>"
 
 
+def _continuity(config: dict[str, object], inspections: list[RunInspection]) -> str:
+    """The continuity windows the run offered (``config["continuity"]``), or '' if none."""
+    info = config.get("continuity")
+    if not isinstance(info, dict):
+        return ""
+    items = []
+    for w in info.get("offered") or []:
+        a, b = float(w["start_s"]), float(w["end_s"])
+        seen = [f"#{i.seq}" for i in inspections if i.start_s <= b and i.end_s >= a]
+        looked = f" · inspected {' '.join(seen)}" if seen else " · not inspected"
+        items.append(
+            f"<li><a href='t:{a}'><b>{html.escape(str(w['id']))}</b> {a:.2f}–{b:.2f} s</a> "
+            f"score {float(w['score']):.1f}{looked}<br>"
+            f"<span style='color:gray'>{html.escape(str(w['reason']))}</span></li>"
+        )
+    total = info.get("scan_windows", len(items))
+    head = (
+        f"<h4>Continuity windows offered</h4><p style='color:gray'>{len(items)} of the scan's "
+        f"{total} window(s), the strongest up to {config.get('continuity_windows')}, named at "
+        "the Physics gates as suggested places to inspect (scan "
+        f"{html.escape(str(info.get('scan_version', '?')))})</p>"
+    )
+    return head + (f"<ul>{''.join(items)}</ul>" if items else "<p>the scan found none</p>")
+
+
 def render_trace(trace: RunTrace) -> str:
     """The whole trace as HTML (links: ``ev:<id>`` and ``call:<seq>``)."""
     run = trace.run
@@ -95,6 +122,7 @@ def render_trace(trace: RunTrace) -> str:
             for s in trace.review
         )
         parts.append(f"<h4>Dependency review</h4><ul>{deps}</ul>")
+    parts.append(_continuity(run.config, [it.inspection for it in trace.inspections]))
     for g in trace.gates:
         parts.append(f"<h4>{g.gate}</h4><ul>{''.join(_answer(a) for a in g.rows)}</ul>")
     if trace.inspections:
@@ -190,6 +218,9 @@ class TraceView(QWidget):
             frame = self.trace.frame(value)
             if frame is not None:
                 self.state.seek(frame.frame_index)
+        elif kind == "t" and self.state.project is not None and self.state.video is not None:
+            index = self.state.project.video_index(self.state.video)
+            self.state.seek(index.index_at(float(value)))
         elif kind == "call":
             self._show_call(int(value))
 

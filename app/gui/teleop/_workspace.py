@@ -246,19 +246,17 @@ class TeleopWorkspace(QObject):
     def refresh_devices(self) -> None:
         """The keyboard, then each gamepad attached now (none without SDL), then each
         SpaceMouse (none without hidapi)."""
-        from app.gui.teleop import _spacemouse
-        from app.gui.teleop._gamepad import gamepads
+        from app.devices import gamepads, spacemice
 
         self.device.clear()
         self.device.addItem(KEYBOARD, None)
         for info in gamepads():
             self.device.addItem(f"gamepad: {info.name}", info.index)
-        for mouse in _spacemouse.spacemice():
+        for mouse in spacemice():
             self.device.addItem(f"spacemouse: {mouse.name}", mouse)
 
     def _device_changed(self) -> None:
-        from app.gui.teleop._gamepad import Gamepad
-        from app.gui.teleop._spacemouse import SpaceMouse
+        from app.devices import Gamepad, SpaceMouse
 
         self.pad_timer.stop()
         if self.pad is not None:

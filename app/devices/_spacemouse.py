@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from annotation import UserError
-from app.gui.teleop._gamepad import DEADZONE, MAX_ANGULAR, MAX_LINEAR, PRECISION_SPEED
+from app.devices._gamepad import DEADZONE, MAX_ANGULAR, MAX_LINEAR, PRECISION_SPEED
 from sim.teleop import Command
 
 LOGITECH, CONNEXION = 0x046D, 0x256F  # 3Dconnexion's vendor ids: the Logitech era, then its own
