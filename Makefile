@@ -21,7 +21,7 @@ DEB_PACKAGES := xvfb xauth ffmpeg libegl1 libgl1 libgl1-mesa-dri libglx-mesa0 \
 $(BIN)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev,rerun,demos,devices,package]'
+	$(BIN)/python -m pip install -q -e '.[dev,rerun,demos,devices,package,cluster]'
 	touch $@
 
 install: $(BIN)/.installed

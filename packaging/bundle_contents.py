@@ -22,7 +22,7 @@ EXCLUDES = [
     "tkinter", "_tkinter", "matplotlib", "IPython", "jedi", "notebook",
     "pytest", "_pytest", "pytestqt", "pytest_xvfb", "hypothesis", "mypy", "ruff",
     "importlinter", "grimp", "pingouin", "sklearn", "seaborn", "xarray",
-    "rerun", "rerun_bindings", "rerun_cli", "PIL", "vispy.testing",
+    "rerun", "rerun_bindings", "rerun_cli", "PIL", "vispy.testing", "ray",
     "pyarrow.flight", "pyarrow._flight", "pyarrow._s3fs", "pyarrow._gcsfs", "pyarrow._azurefs",
     "pyarrow.gandiva", "pyarrow.cuda",
     "PyQt5", "PyQt6", "PySide2",
@@ -51,7 +51,8 @@ HIDDEN_PACKAGES = ["OpenGL.platform", "OpenGL.arrays", "OpenGL.EGL", "OpenGL.raw
                    "mujoco.egl", "mujoco.osmesa", "mujoco.glfw"]  # fmt: skip
 
 #: the distributions that are the workbench and its run-time dependencies, with the extras the
-#: bundle ships (teleop demonstrations' formats and gamepads)
+#: bundle ships (teleop demonstrations' formats and gamepads; not [cluster]: a cluster's nodes
+#: run a Python install of the package, and Ray alone would double the bundle)
 ROOT_DIST = "rollout-workbench"
 SHIPPED_EXTRAS = ("demos", "devices")
 # the licence files of a distribution, wherever its wheel puts them

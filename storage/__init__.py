@@ -133,6 +133,7 @@ from storage._quality_verdicts import (
     QualityVerdicts,
     VerdictCode,
 )
+from storage._ray_driver import ClusterUnavailableError
 from storage._records import (
     Case,
     Clutter,
@@ -145,6 +146,7 @@ from storage._records import (
     Subgoal,
     Video,
 )
+from storage._remote import REMOTE_KINDS, Channel, RemoteTask, register_remote, run_here
 from storage._settings import Settings, SettingsError, load_settings
 from storage._studies import Assignment, PanelSelection, Studies, Study, StudyVideo
 from storage._study_calibration import (
@@ -167,6 +169,7 @@ __all__ = [
     "INLINE_SCAN_MAX_S",
     "JOB_KINDS",
     "QUALITY_MODE",
+    "REMOTE_KINDS",
     "VERDICT_CODES",
     "ActionRecord",
     "ActionSource",
@@ -202,6 +205,8 @@ __all__ = [
     "Case",
     "CaseFile",
     "CaseImportError",
+    "Channel",
+    "ClusterUnavailableError",
     "Clutter",
     "ConditionRecord",
     "Conflict",
@@ -254,6 +259,7 @@ __all__ = [
     "Rater",
     "Rating",
     "RecordedAnswers",
+    "RemoteTask",
     "Resolution",
     "Role",
     "RuleScore",
@@ -309,7 +315,9 @@ __all__ = [
     "rated_panel",
     "read_case_file",
     "register",
+    "register_remote",
     "rubric_ablation",
+    "run_here",
     "run_worker",
     "stderr_log",
     "to_csv",

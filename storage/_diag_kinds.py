@@ -1,17 +1,24 @@
 """Two diagnostic job kinds that need nothing but the queue.
 
 ``diag.sleep`` is a cancellable job of known length (health checks, and tests of leases and
-heartbeats); ``diag.echo`` finishes at once.
+heartbeats); ``diag.echo`` finishes at once; ``diag.task`` is a remote kind (it runs on a
+cluster with ``worker --ray``) that does no work: the driver's own cost, measured.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
 
 from storage._jobkind import JobContext, JobError, JobOutcome
 from storage._kinds import register
 from storage._project import Project
+from storage._remote import Channel, RemoteTask, register_remote, run_here
 
 # ---- diagnostic kinds ------------------------------------------------------------------------
 _SLEEP_STEP_S = 0.05  # how quickly diag.sleep notices a cancellation
@@ -49,3 +56,54 @@ def diag_echo(ctx: JobContext) -> JobOutcome:
         return ref
 
     return JobOutcome(write=write)
+
+
+# ---- a diagnostic remote kind: what a cluster executor runs, with no real work -----------------
+
+
+def _diag_task(inputs: Mapping[str, Any], files: Mapping[str, Path], channel: Channel) -> Any:
+    """Sleep ``seconds`` (cancellable), read the named files and environment variable, and say
+    where it ran: the driver's overhead per task, and the plumbing, measured with no work."""
+    seconds = float(inputs.get("seconds", 0.0))
+    began = time.time()
+    if inputs.get("pid_file"):  # where a test finds the process to kill
+        Path(str(inputs["pid_file"])).write_text(str(os.getpid()))
+    start = time.monotonic()
+    while time.monotonic() - start < seconds:
+        if channel.cancelled():
+            raise JobError("diag.task: cancelled")
+        channel.progress((time.monotonic() - start) / seconds, "sleeping")
+        time.sleep(min(_SLEEP_STEP_S, seconds))
+    for k in range(int(inputs.get("events", 0))):
+        channel.event({"n": k})
+    env = str(inputs.get("env") or "")
+    return {
+        "n": inputs.get("n"),
+        "pid": os.getpid(),
+        "files": {name: hashlib.sha256(p.read_bytes()).hexdigest() for name, p in files.items()},
+        "env_set": bool(env and os.environ.get(env)),
+        "began": began,
+        "ended": time.time(),
+    }
+
+
+@register_remote("diag.task")
+def _prepare_diag_task(ctx: JobContext, project: Project) -> RemoteTask:
+    payload = dict(ctx.payload)
+    files = {}
+    for name, sha in dict(payload.pop("files", {}) or {}).items():
+        files[name] = (str(sha), project.media_path(str(sha)))
+    env = str(payload.get("env") or "")
+
+    def finish(result: Any) -> JobOutcome:
+        ref = "task:" + json.dumps(result, sort_keys=True)  # the result, as the job's reference
+        return JobOutcome(write=lambda _p: ref)
+
+    return RemoteTask(fn=_diag_task, inputs=payload, finish=finish, files=files,
+                      env=(env,) if env else (), cpus=float(payload.get("cpus", 1.0)))  # fmt: skip
+
+
+@register("diag.task")
+def diag_task(ctx: JobContext) -> JobOutcome:
+    """``diag.task`` run here (the local worker), through the same three parts."""
+    return run_here(ctx, _prepare_diag_task)

@@ -68,6 +68,7 @@ class Job:
     retry_backoff_s: float = DEFAULT_RETRY_BACKOFF_S
     rate_limit_backoff_s: float = DEFAULT_RATE_LIMIT_BACKOFF_S
     calls: int = 0  # recorded model calls over every attempt
+    ran_on: str | None = None  # the worker's host, or the cluster node of its task
 
     def backoff_s(self, *, rate_limited: bool) -> float:
         """How long a retryable failure of this job waits before it runs again."""
@@ -105,6 +106,7 @@ def _job(row: dict[str, Any]) -> Job:
         retry_backoff_s=row["retry_backoff_s"],
         rate_limit_backoff_s=row["rate_limit_backoff_s"],
         calls=row.get("recorded_calls") or 0,
+        ran_on=row.get("ran_on"),
     )
 
 
@@ -213,9 +215,9 @@ class Jobs:
                     continue
                 self._db.execute(
                     "UPDATE jobs SET status = 'running', lease_owner = ?, lease_expires = ?, "
-                    "heartbeat_at = ?, attempts = attempts + 1, started_at = ?, progress = 0 "
-                    "WHERE id = ?",
-                    [make_owner(worker), t + lease_s, t, now(), job_id],
+                    "heartbeat_at = ?, attempts = attempts + 1, started_at = ?, progress = 0, "
+                    "ran_on = ? WHERE id = ?",
+                    [make_owner(worker), t + lease_s, t, now(), worker.split(":", 1)[0], job_id],
                 )
                 # the row alone: a claim needs no spend, and the write lock is still held
                 return _job(dict(self._db.table("jobs").get(job_id)))
@@ -245,6 +247,16 @@ class Jobs:
                 f"UPDATE jobs SET {', '.join(sets)} "
                 "WHERE id = ? AND lease_owner = ? AND status = 'running'",
                 [*args, job_id, worker],
+            )
+            return cur.rowcount == 1
+
+    def set_ran_on(self, job_id: int, worker: str, where: str) -> bool:
+        """Say where the claim's work runs (a cluster node); False if the claim is not ours."""
+        with write(self._db):
+            cur = self._db.execute(
+                "UPDATE jobs SET ran_on = ? "
+                "WHERE id = ? AND lease_owner = ? AND status = 'running'",
+                [where, job_id, worker],
             )
             return cur.rowcount == 1
 

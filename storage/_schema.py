@@ -743,4 +743,9 @@ def _v11(db: sqlite_utils.Database) -> None:
         db.execute(statement)
 
 
-MIGRATIONS: list[Migration] = [_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9, _v10, _v11]
+def _v12(db: sqlite_utils.Database) -> None:
+    """Where each job ran: the worker's host, or the Ray node of its task (``--ray``)."""
+    db.execute("ALTER TABLE jobs ADD COLUMN ran_on TEXT")
+
+
+MIGRATIONS: list[Migration] = [_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9, _v10, _v11, _v12]

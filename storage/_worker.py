@@ -93,6 +93,8 @@ def run_worker(
     kinds: list[str] | None = None,
     log: LogSink | None = None,
     kind_modules: Sequence[str] = (),
+    ray: str | None = None,
+    ray_cpus: int | None = None,
 ) -> WorkerStats:
     """Run jobs from the project's queue until ``stop`` is set (or, with ``drain``, until
     nothing is left that could become claimable).
@@ -111,6 +113,10 @@ def run_worker(
         kind_modules: Modules to import first so that they register their kinds (the CLI's
             worker passes ``judge``); kinds already registered stay, and the diagnostic kinds
             are always there.
+        ray: Run remote kinds as tasks on the Ray cluster at this address (``local``: start
+            one here, with ``ray_cpus`` CPUs); ``concurrency`` is then the most tasks in
+            flight. This process stays the only one that opens the project
+            (:mod:`storage._ray_driver`).
 
     Returns:
         Counts of what happened.
@@ -125,10 +131,19 @@ def run_worker(
     control = Project.open(project_root)  # also makes a wrong folder fail before any thread
     ident, stop = worker_id or make_worker_id(), stop or threading.Event()
     w = _Worker(project_root, ident, drain, lease_s, poll_s, stop, kinds, log or stderr_log())
+    if ray is not None:
+        from storage._ray_driver import RayExecutor, connect
+
+        try:
+            w.execute = RayExecutor(connect(ray, cpus=ray_cpus), Path(project_root), w.emit)
+        except BaseException:
+            control.close()
+            raise
     with control, _logging_to(w):
         for name in missing:
             w.emit("warning", "worker.kinds_missing", module=name)
-        settings = dict(concurrency=concurrency, drain=drain, lease_s=lease_s, kinds=kinds)
+        settings = dict(concurrency=concurrency, drain=drain, lease_s=lease_s, kinds=kinds,
+                        ray=ray)  # fmt: skip
         w.emit("info", "worker.start", **settings, registered=sorted(JOB_KINDS))
         runners = [
             threading.Thread(target=w.runner, name=f"job-runner-{i}", daemon=True)
@@ -186,6 +201,13 @@ class _Running:
     def log(self, event: str, **fields: Any) -> None:
         self._worker.emit("info", event, self.job, **fields)
 
+    def ran_on(self, where: str) -> None:
+        """Where the job's work runs (a cluster node): shown with the job."""
+        try:
+            self.project.jobs.set_ran_on(self.job_id, self.owner, where)
+        except Exception as e:  # only a label: never worth failing the job over
+            self._worker.emit("warning", "job.ran_on_error", self.job, error=_err(e))
+
 
 @dataclass
 class _Worker:
@@ -201,6 +223,10 @@ class _Worker:
     beat_stop: threading.Event = field(default_factory=threading.Event)
     active: dict[int, _Running] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)  # guards stats and active
+    #: runs a claimed job's kind: here by default, or on a cluster (storage._ray_driver)
+    execute: Callable[[str, _Running], JobOutcome] = field(
+        default=lambda kind, rec: get_kind(kind)(rec)
+    )
 
     # ---- logging and counting ----------------------------------------------------------------
     def emit(self, level: str, event: str, job: Job | None = None, /, **fields: Any) -> None:
@@ -260,7 +286,7 @@ class _Worker:
             return
         start = time.monotonic()
         try:
-            outcome = get_kind(job.kind)(rec)
+            outcome = self.execute(job.kind, rec)
             if not isinstance(outcome, JobOutcome):
                 raise TypeError(f"the {job.kind} function returned {type(outcome).__name__}")
         except (JobError, UnknownJobKindError) as e:  # expected failures: no traceback

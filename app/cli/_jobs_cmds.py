@@ -38,6 +38,14 @@ WORKER_KIND_MODULES = ("judge", "sim.batch")
 )  # fmt: skip
 @click.option("--kind", "kinds", multiple=True, help="Run only this job kind (repeatable).")
 @click.option("--verbose", "-v", is_flag=True, help="Also log progress (debug lines).")
+@click.option(
+    "--ray", "ray", metavar="ADDRESS",
+    help="Run episode and judge jobs as tasks on the Ray cluster at ADDRESS (e.g. "
+    "ray://head:10001 or head:6379), or 'local' to start one here; --concurrency is then "
+    "the most tasks in flight. Only this process opens the project. Needs the [cluster] extra.",
+)  # fmt: skip
+@click.option("--ray-cpus", type=click.IntRange(min=1),
+              help="With --ray local: the CPUs the local cluster offers (default: all).")
 def worker(
     project_dir: Path,
     concurrency: int,
@@ -46,8 +54,10 @@ def worker(
     grace_s: float,
     kinds: tuple[str, ...],
     verbose: bool,
+    ray: str | None,
+    ray_cpus: int | None,
 ) -> None:
-    """Run background jobs of a project (JSON log lines on stderr)."""
+    """Run background jobs of a project (JSON log lines on stderr), here or on a Ray cluster."""
     from storage import UnknownJobKindError, run_worker, stderr_log
 
     stop = threading.Event()
@@ -70,6 +80,8 @@ def worker(
             kinds=list(kinds) or None,
             log=stderr_log(debug=verbose),
             kind_modules=WORKER_KIND_MODULES,
+            ray=ray,
+            ray_cpus=ray_cpus,
         )
     except UnknownJobKindError as e:
         raise click.BadParameter(str(e), param_hint="--kind") from None
@@ -93,19 +105,27 @@ def status(project_dir: Path, batch: str | None, as_json: bool) -> None:
 
     with Project.open(project_dir) as project:
         counts = project.jobs.counts(batch=batch)
-        failed = project.jobs.query(batch=batch, status=JobStatus.FAILED)
+        every = project.jobs.query(batch=batch)
+    failed = [j for j in every if j.status is JobStatus.FAILED]
     rows: list[dict[str, object]] = [
-        {"id": j.id, "kind": j.kind, "batch": j.batch, "attempts": j.attempts, "error": j.error}
+        {"id": j.id, "kind": j.kind, "batch": j.batch, "attempts": j.attempts, "error": j.error,
+         "ran_on": j.ran_on}
         for j in failed
-    ]
+    ]  # fmt: skip
+    where: dict[str, int] = {}  # the worker hosts and cluster nodes that ran finished jobs
+    for j in every:
+        if j.status is JobStatus.DONE and j.ran_on:
+            where[j.ran_on] = where.get(j.ran_on, 0) + 1
     if as_json:
-        click.echo(json.dumps({"counts": counts, "failed": rows}, indent=2))
+        click.echo(json.dumps({"counts": counts, "ran_on": where, "failed": rows}, indent=2))
         return
     from rich.console import Console
     from rich.table import Table
 
     console = Console()
     console.print("  ".join(f"{name}: {n}" for name, n in counts.items()))
+    if where:
+        console.print("done on " + ", ".join(f"{host}: {n}" for host, n in sorted(where.items())))
     if rows:
         table = Table("job", "kind", "batch", "attempts", "error", title="Failed jobs")
         for j in failed:

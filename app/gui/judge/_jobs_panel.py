@@ -34,7 +34,9 @@ from PySide6.QtWidgets import (
 from app.gui.common import AnnotateState, LocalWorkers
 from storage import Job, JobStatus
 
-COLUMNS = ("Job", "Kind", "Video", "Status", "Progress", "Tries", "Cost $", "Error / note")
+COLUMNS = ("Job", "Kind", "Video", "Status", "Progress", "Tries", "Cost $", "Ran on",
+           "Error / note")  # fmt: skip
+ERROR_COLUMN = len(COLUMNS) - 1
 STATUS_COLOR = {
     JobStatus.QUEUED: "#6d6d6d",
     JobStatus.RUNNING: "#1565c0",
@@ -100,11 +102,12 @@ class JobsModel(QAbstractTableModel):
                 f"{100 * job.progress:.0f}% {job.progress_note or ''}".strip(),
                 f"{job.attempts}/{job.max_attempts}",
                 f"{job.cost_usd:.4f}",
+                job.ran_on or "",  # the worker's host, or the cluster node of its task
                 job.error or "",
             )[col]
         if role == Qt.ItemDataRole.ForegroundRole and col == 3:
             return QColor(STATUS_COLOR[job.status])
-        if role == Qt.ItemDataRole.ToolTipRole and col == 7 and job.error:
+        if role == Qt.ItemDataRole.ToolTipRole and col == ERROR_COLUMN and job.error:
             return job.error
         return None
 
