@@ -231,14 +231,17 @@ class Jobs:
         progress: float | None = None,
         note: str | None = None,
         cost_usd: float | None = None,
+        ran_on: str | None = None,
     ) -> bool:
-        """Renew the lease (and report progress). ``worker`` is the claim's owner token. False
+        """Renew the lease (and report progress, and where the work runs). ``worker`` is the
+        claim's owner token. False
         if the claim no longer owns the job (cancelled, or the lease expired and another claim
         took it, in another worker or in this one): it should stop at once."""
         t = self._clock()
         sets = ["lease_expires = ?", "heartbeat_at = ?"]
         args: list[Any] = [t + lease_s, t]
-        for col, val in (("progress", progress), ("progress_note", note), ("cost_usd", cost_usd)):
+        for col, val in (("progress", progress), ("progress_note", note), ("cost_usd", cost_usd),
+                         ("ran_on", ran_on)):  # fmt: skip
             if val is not None:
                 sets.append(f"{col} = ?")
                 args.append(val)
@@ -267,8 +270,10 @@ class Jobs:
         write_result: Callable[[], str | None],
         *,
         cost_usd: float = 0.0,
+        ran_on: str | None = None,
     ) -> bool:
-        """Write the result and mark the job done in one transaction, if still owned.
+        """Write the result and mark the job done in one transaction, if still owned
+        (``ran_on``: where its work ran, when not where it was claimed).
 
         ``write_result`` runs inside the transaction (it writes through the same connection)
         and returns a reference to what it wrote. Returns False, writing nothing, if the job
@@ -279,9 +284,10 @@ class Jobs:
                 return False
             ref = write_result()
             # a job done on a later attempt should not keep showing an earlier attempt's error
+            where = {} if ran_on is None else {"ran_on": ran_on}
             self._finish(
                 job_id, JobStatus.DONE, result_ref=ref, cost_usd=cost_usd, progress=1.0,
-                error=None, progress_note=None,
+                error=None, progress_note=None, **where,
             )  # fmt: skip
             return True
 

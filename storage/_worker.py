@@ -181,6 +181,8 @@ class _Running:
         self.last_write = self.last_log = 0.0
         self.pending: tuple[float, str | None, float | None] | None = None
         self.project = project  # the runner's connection, for cancelled()
+        self.where: str | None = None  # where the work runs, when not here (a cluster node)
+        self.where_written = True
         self._worker = worker
 
     def progress(self, fraction: float, note: str = "", cost_usd: float | None = None) -> None:
@@ -202,11 +204,10 @@ class _Running:
         self._worker.emit("info", event, self.job, **fields)
 
     def ran_on(self, where: str) -> None:
-        """Where the job's work runs (a cluster node): shown with the job."""
-        try:
-            self.project.jobs.set_ran_on(self.job_id, self.owner, where)
-        except Exception as e:  # only a label: never worth failing the job over
-            self._worker.emit("warning", "job.ran_on_error", self.job, error=_err(e))
+        """Where the job's work runs (a cluster node): written with the next heartbeat, or
+        with the result (no commit of its own: a short task would pay one for a label)."""
+        with self.lock:
+            self.where, self.where_written = where, False
 
 
 @dataclass
@@ -300,7 +301,8 @@ class _Worker:
             return
         try:
             ok = project.jobs.complete(
-                job.id, rec.owner, lambda: outcome.write(project), cost_usd=outcome.cost_usd
+                job.id, rec.owner, lambda: outcome.write(project), cost_usd=outcome.cost_usd,
+                ran_on=rec.where,
             )
         except Exception as e:  # writing the result failed and was rolled back
             self.emit("error", "job.crashed", job, error=_err(e), traceback=traceback.format_exc())
@@ -418,9 +420,12 @@ class _Worker:
         runner's from :meth:`_Running.cancelled`), with any progress to write. False if the
         claim is no longer ours (then the job is marked gone) or the database could not say."""
         fraction, note, cost = progress
+        with rec.lock:
+            where = None if rec.where_written else rec.where
         try:
             ok = project.jobs.heartbeat(
-                rec.job.id, rec.owner, self.lease_s, progress=fraction, note=note, cost_usd=cost
+                rec.job.id, rec.owner, self.lease_s, progress=fraction, note=note, cost_usd=cost,
+                ran_on=where,
             )
         except Exception as e:  # cannot tell: carry on; the lease has slack for a few misses
             self.emit("warning", "job.heartbeat_error", rec.job, error=_err(e))
@@ -430,17 +435,20 @@ class _Worker:
             return False
         with rec.lock:
             rec.last_beat = time.time()
+            rec.where_written = rec.where_written or where is not None
         return True
 
     def _beat(self, project: Project, rec: _Running) -> None:
-        """Renew ``rec``'s lease every third of it, and write its progress (throttled)."""
+        """Renew ``rec``'s lease every third of it, and write its progress (throttled) and,
+        once, where its work runs."""
         now = time.time()
         with rec.lock:
             if rec.gone is not None or rec.finishing:
                 return
             pending = rec.pending
             show = pending is not None and now - rec.last_write >= PROGRESS_MIN_INTERVAL_S
-            if not show and now - rec.last_beat < self.lease_s / 3:
+            due = now - rec.last_beat >= self.lease_s / 3 or not rec.where_written
+            if not show and not due:
                 return
             if show:
                 rec.pending = None
