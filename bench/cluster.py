@@ -73,12 +73,11 @@ def judge_batch(root: Path, videos: int, latency_s: float, concurrency: int,
     """Judge ``videos`` demo clips through the loopback server at ``concurrency``."""
     from judge import ModelProfile, queue_judge, save_profile
     from judge.loopback import Delay, FakeServer, wire_responder
+    from sim.synthetic import write_demo_cases
     from storage import Profiles, Project, import_cases, run_worker
-    from tests.casefactory import make_case
 
     cases = root / "cases"
-    for k in range(videos):
-        make_case(cases, f"case{k}", n_videos=1)
+    write_demo_cases(cases, size=(320, 180))  # 17 clips; the first ``videos`` are judged
     respond = wire_responder()  # the all-yes judge, two subgoals
     out: dict[str, Any] = {"videos": videos, "latency_s": latency_s, "concurrency": concurrency}
 
@@ -91,7 +90,7 @@ def judge_batch(root: Path, videos: int, latency_s: float, concurrency: int,
             import_cases(p, cases)
             save_profile(Profiles(p.db), ModelProfile(name="lb", base_url=srv.base_url,
                                                       model="m", api_key_env=""))  # fmt: skip
-            queue_judge(p, [v.id for v in p.videos()], profile="lb")
+            queue_judge(p, [v.id for v in p.videos()][:videos], profile="lb")
             p.db.execute("DELETE FROM jobs WHERE kind != 'judge.video'")  # scans done inline
             p.db.commit()
             start = time.perf_counter()

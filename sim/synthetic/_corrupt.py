@@ -26,7 +26,6 @@ import numpy.typing as npt
 
 from annotation import UserError
 from sim.synthetic._encode import encode_mp4
-from storage.media import MediaError
 
 Kind = Literal["teleport", "swap", "ghost", "none"]
 CORRUPTION_KINDS: tuple[Kind, ...] = ("teleport", "swap", "ghost", "none")
@@ -66,6 +65,8 @@ class Corruption:
 def read_rgb(path: Path) -> tuple[list[Rgb], float]:
     """Every frame of ``path`` (RGB, presentation order) and its average frame rate."""
     import av
+
+    from storage.media import MediaError  # here: sim.synthetic's modules import no storage
 
     try:
         container = av.open(str(path))

@@ -12,7 +12,15 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from storage.continuity._evaluate import CORRUPTIONS, Trial, boundaries, detection, evaluate
+from storage.continuity._evaluate import (
+    CORRUPTIONS,
+    JudgeScore,
+    Trial,
+    boundaries,
+    detection,
+    evaluate,
+    judge_detection,
+)
 from storage.continuity._model import (
     SCAN_VERSION,
     Scan,
@@ -47,6 +55,7 @@ __all__ = [
     "CORRUPTIONS",
     "SCAN_VERSION",
     "SIGNALS",
+    "JudgeScore",
     "Scan",
     "Signals",
     "Thresholds",
@@ -59,6 +68,7 @@ __all__ = [
     "evaluate",
     "find_windows",
     "gray_frames",
+    "judge_detection",
     "load_thresholds",
     "scan_signals",
     "scan_version",

@@ -85,3 +85,56 @@ def evaluate(
                                        if errors else None)  # fmt: skip
         report[key] = entry
     return report
+
+
+# ---- the judge on the same set (Ego2Act §8.2's judge detection) ----------------------------
+@dataclass(frozen=True)
+class JudgeScore:
+    """One clip of the corrupted set as a judge batch scored it: ``p100`` is the run's Physics
+    score (None: the run failed, was capped or gave no Physics score)."""
+
+    source: str
+    kind: str  # teleport | swap | ghost | none
+    p100: float | None
+
+
+def _judge_rates(scores: Sequence[JudgeScore]) -> dict[str, float]:
+    control = {s.source: s.p100 for s in scores if s.kind == "none"}
+    out: dict[str, float] = {}
+    for kind in CORRUPTIONS:
+        hits = [s.p100 < c for s in scores if s.kind == kind and s.p100 is not None
+                and (c := control.get(s.source)) is not None]  # fmt: skip
+        out[kind] = float(np.mean(hits)) if hits else float("nan")
+    return out
+
+
+def judge_detection(
+    scores: Sequence[JudgeScore], *, replicates: int = REPLICATES, seed: int = 0
+) -> dict[str, Any]:
+    """Per kind, the paper's judge detection: a corrupted clip is detected when its Physics
+    score is *below* that of its own source's unedited re-encode in the same batch (a tie is a
+    miss). A pair where either clip has no score is left out of the rate and counted in
+    ``left_out``. The 95 % interval resamples source clips, as :func:`evaluate` does. The paper
+    defines no judge false alarm on controls, so for them only ``controls_scored`` is given."""
+    sources = sorted({s.source for s in scores})
+    by_source = {src: [s for s in scores if s.source == src] for src in sources}
+    point = _judge_rates(scores)
+    rng = np.random.default_rng(seed)
+    draws = []
+    for _ in range(replicates if len(sources) > 1 else 0):
+        picked = rng.choice(len(sources), len(sources), replace=True)
+        draws.append(_judge_rates([s for k in picked for s in by_source[sources[k]]]))
+    control = {s.source: s.p100 for s in scores if s.kind == "none"}
+    report: dict[str, Any] = {"sources": len(sources)}
+    for kind in CORRUPTIONS:
+        mine = [s for s in scores if s.kind == kind]
+        scored = sum(1 for s in mine if s.p100 is not None and control.get(s.source) is not None)
+        values = np.array([d[kind] for d in draws if not np.isnan(d[kind])])
+        ci = ([round(float(np.percentile(values, q)), 3) for q in (2.5, 97.5)] if len(values)
+              else None)  # fmt: skip
+        rate = None if np.isnan(point[kind]) else round(point[kind], 3)
+        report[kind] = {"rate": rate, "ci95": ci, "n": scored, "left_out": len(mine) - scored}
+    controls = [s for s in scores if s.kind == "none"]
+    report["controls"] = len(controls)
+    report["controls_scored"] = sum(1 for s in controls if s.p100 is not None)
+    return report
