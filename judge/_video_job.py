@@ -5,37 +5,36 @@ Payload: ``{"video_id": str, "profile": str, "mode": "gated" | "independent" | "
 continuity scan supplies the windows offered (a video not scanned yet, or scanned by an older
 version, is scanned first and the scan stored).
 
+A remote kind (:mod:`storage._remote`), so one implementation runs on a local worker and on a
+Ray cluster (``workbench worker --ray``): :func:`prepare_judge_video` does everything that
+touches the project, on the process that holds it; :func:`judge._video_task.judge_task` judges
+the video anywhere, with plain inputs, the video and f₁ by sha256, and the API key only by the
+*name* of the variable its process reads it from.
+
 The run row is created before the first call and every call is written as it happens (each its
-own transaction, on this job's own connection), so a crash keeps the trail; the results are
-written by the worker in the transaction that marks the job done (:class:`JobOutcome`), so a
-run is never half-finished.
+own transaction, on the holder's job connection, as the task streams it), so a task that dies
+keeps its trail and its spend; the results are written by the worker in the transaction that
+marks the job done (:class:`JobOutcome`), so a run is never half-finished.
 
 Failures map to :class:`JobError`: a provider failure that says ``retryable`` is retried after
-the queue's backoff for the job (``rate_limit`` waits the longer one); the spend cap, an
-undecodable video, replies that keep breaking the rules, a missing video or bad settings fail
-for good. The run row says why
+the queue's backoff for the job (``rate_limit`` waits the longer one), and so is a cluster
+worker that died; the spend cap, an undecodable video, replies that keep breaking the rules, a
+missing video, profile or key, or bad settings fail for good. The run row says why
 (``failed``), or ``abandoned`` when the job was cancelled.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
-from judge._api import CallFailed, CallRecord, CallRecorder, ModelAPI, SpendCapReached
-from judge._pipeline import (
-    MODES,
-    PROMPT_VERSION,
-    JudgeCancelled,
-    JudgeConfig,
-    JudgeResult,
-    Mode,
-    PipelineError,
-    judge_video,
-    run_config,
-)
+from judge._api import CallFailed, CallRecord, CallRecorder, ModelAPI
+from judge._pipeline import MODES, PROMPT_VERSION, JudgeConfig, run_config
+from judge._profiles import ModelProfile, load_profile
 from judge._queue import JUDGE_KIND
+from judge._video_task import JudgeStoppedError, MadeClient, Relay, job_error, judge_task
 from storage import (
     JobContext,
     JobError,
@@ -43,15 +42,21 @@ from storage import (
     JudgeRuns,
     Project,
     ProjectError,
+    RemoteTask,
     RunCall,
+    RunResult,
     register,
+    register_remote,
+    run_here,
 )
 from storage.continuity import Scan, scan_video
-from storage.media import MediaError, read_image_rgb
+from storage.media import MediaError
 
 MakeApi = Callable[[str, Project, CallRecorder, float | None], ModelAPI]
 """``(profile_name, project, recorder, spend_cap_usd) -> ModelAPI``; a None cap means the
 profile's own."""
+
+ProfileCap = Callable[[Project, str], float | None]
 
 
 def default_make_api(
@@ -59,22 +64,17 @@ def default_make_api(
 ) -> ModelAPI:
     """The OpenAI-compatible client for a profile stored in the project."""
     from judge._client import OpenAIModel  # lazily: the openai import is slow
-    from judge._profiles import load_profile
-    from storage import Profiles
 
     return OpenAIModel(
-        load_profile(Profiles(project.db), profile), recorder=recorder, spend_cap_usd=spend_cap_usd
+        load_profile(project.profiles, profile), recorder=recorder, spend_cap_usd=spend_cap_usd
     )
 
 
 def _profile_cap(project: Project, profile: str) -> float | None:
     """The profile's own spend cap, if the profile can be read (else the judge default)."""
-    from judge._profiles import load_profile
-    from storage import Profiles
-
     try:
-        return float(load_profile(Profiles(project.db), profile).spend_cap_usd)
-    except Exception:  # a missing profile fails later, in make_api, with its own message
+        return float(load_profile(project.profiles, profile).spend_cap_usd)
+    except Exception:  # a missing profile fails later, with its own message
         return None
 
 
@@ -101,103 +101,126 @@ def parse_payload(payload: Mapping[str, Any]) -> JudgeRequest:
     return JudgeRequest(video_id, profile, str(mode), dict(overrides))
 
 
-@register(JUDGE_KIND)
-def judge_video_job(ctx: JobContext) -> JobOutcome:
-    """The registered ``judge.video`` kind (the real, configured model client)."""
-    return run_judge_video(ctx)
-
-
-def run_judge_video(
+@register_remote(JUDGE_KIND)
+def prepare_judge_video(
     ctx: JobContext,
+    project: Project,
     *,
-    make_api: MakeApi = default_make_api,
-    profile_cap: Callable[[Project, str], float | None] = _profile_cap,
-) -> JobOutcome:
-    """Judge the payload's video; see the module docstring."""
+    make_api: MakeApi | None = None,
+    profile_cap: ProfileCap = _profile_cap,
+) -> RemoteTask:
+    """Everything of a ``judge.video`` job that touches the project, on its holder: the
+    settings and the cap left, the video, case, f₁, index and continuity scan (made now when
+    missing), the run row; then the task that judges, and what ends the run.
+
+    ``make_api`` (a test seam, local runs only): a client made here, on the holder, instead of
+    the profile's OpenAI-compatible client made by the task.
+    """
     req = parse_payload(ctx.payload)
-    project = Project.open(ctx.project_root)
-    try:
-        overrides = dict(req.overrides)
-        if "spend_cap_usd" not in overrides:
-            cap = profile_cap(project, req.profile)
-            if cap is not None:
-                overrides["spend_cap_usd"] = cap
-        try:
-            config = JudgeConfig().with_overrides(overrides)
-        except ValueError as err:
-            raise JobError(f"judge.video: {err}") from None
-        if config.continuity_windows and req.mode == "simple_vqa":
-            raise JobError("judge.video: continuity windows are offered at gates; simple_vqa "
-                           "has none")  # fmt: skip
-        config = _cap_left(project, ctx.job_id, config)
-        result, run_id = _judge(ctx, project, req, config, make_api)
-    finally:
-        project.close()
-    records = result.to_run_result()
-
-    def write(p: Project) -> str:
-        return JudgeRuns(p.db).finish(run_id, records)
-
-    return JobOutcome(write=write, cost_usd=result.cost_usd)
-
-
-def _judge(
-    ctx: JobContext, project: Project, req: JudgeRequest, config: JudgeConfig, make_api: MakeApi
-) -> tuple[JudgeResult, int]:
+    config = _config(project, ctx.job_id, req, profile_cap)
     runs = JudgeRuns(project.db)
     try:
         video = project.video(req.video_id)
         case = project.case(video.case_id)
-        path, index = project.video_path(video), project.video_index(video)
-        f1 = read_image_rgb(project.media_path(case.initial_image))
+        files = {"video": (video.media, project.video_path(video)),
+                 "f1": (case.initial_image, project.media_path(case.initial_image))}  # fmt: skip
+        index = project.video_index(video)
         scan = _continuity_scan(ctx, project, video.media) if config.continuity_windows else None
     except (ProjectError, MediaError) as err:
         raise JobError(f"judge.video: {err}") from None
     # an earlier attempt whose worker died left its run running: nobody else will end it
     runs.end_for_jobs([ctx.job_id], "abandoned: a later attempt of the job started", abandoned=True)
-    run: list[int] = []
+    inputs: dict[str, Any] = {
+        "video_id": video.id, "profile": req.profile, "mode": req.mode,
+        "config": config.as_dict(), "goal": case.goal, "index": index.to_json(),
+        "scan": scan.to_dict() if scan is not None else None,
+    }  # fmt: skip
+    env: tuple[str, ...] = ()
+    model: str | None
+    fn: Callable[..., RunResult]
+    if make_api is None:
+        profile = _profile(project, req.profile)
+        inputs["profile_config"] = profile.to_config()  # no key in it: profiles refuse keys
+        env, model = ((profile.api_key_env,) if profile.api_key_env else ()), profile.model
+        fn = judge_task
+    else:
+        made = _made_client(make_api, project, req.profile, config.spend_cap_usd)
+        model = _model_name(made.api)
+        fn = functools.partial(judge_task, made=made)
+    run_id = runs.start(
+        job_id=ctx.job_id, video_id=video.id, profile=req.profile, model=model, mode=req.mode,
+        prompt_version=PROMPT_VERSION, config=run_config(config, req.mode, scan),
+    )  # fmt: skip
 
-    def record(record: CallRecord) -> None:
-        runs.record_call(run[0], run_call(record))
+    def on_event(p: Project, record: CallRecord) -> None:
+        JudgeRuns(p.db).record_call(run_id, run_call(record))
 
+    def on_failure(p: Project, err: JobError) -> None:
+        stopped = isinstance(err, JudgeStoppedError) or ctx.cancelled()
+        JudgeRuns(p.db).fail(run_id, "cancelled" if stopped else str(err), abandoned=stopped)
+
+    def finish(records: RunResult) -> JobOutcome:
+        def write(p: Project) -> str:
+            return JudgeRuns(p.db).finish(run_id, records)
+
+        return JobOutcome(write=write, cost_usd=records.cost_usd)
+
+    return RemoteTask(fn=fn, inputs=inputs, finish=finish, files=files, env=env,
+                      on_event=on_event, on_failure=on_failure)  # fmt: skip
+
+
+@register(JUDGE_KIND)
+def judge_video_job(ctx: JobContext) -> JobOutcome:
+    """The registered ``judge.video`` kind run here (the real, configured model client)."""
+    return run_here(ctx, prepare_judge_video)
+
+
+def run_judge_video(
+    ctx: JobContext,
+    *,
+    make_api: MakeApi | None = None,
+    profile_cap: ProfileCap = _profile_cap,
+) -> JobOutcome:
+    """Judge the payload's video in this process; see the module docstring. ``make_api``
+    injects a model client (tests: a scripted model)."""
+    if make_api is default_make_api:
+        make_api = None  # the same client, made by the task (its key from the environment)
+    prepare = functools.partial(prepare_judge_video, make_api=make_api, profile_cap=profile_cap)
+    return run_here(ctx, prepare)
+
+
+def _config(
+    project: Project, job_id: int, req: JudgeRequest, profile_cap: ProfileCap
+) -> JudgeConfig:
+    overrides = dict(req.overrides)
+    if "spend_cap_usd" not in overrides:
+        cap = profile_cap(project, req.profile)
+        if cap is not None:
+            overrides["spend_cap_usd"] = cap
     try:
-        api = make_api(req.profile, project, record, config.spend_cap_usd)
+        config = JudgeConfig().with_overrides(overrides)
+    except ValueError as err:
+        raise JobError(f"judge.video: {err}") from None
+    if config.continuity_windows and req.mode == "simple_vqa":
+        raise JobError("judge.video: continuity windows are offered at gates; simple_vqa "
+                       "has none")  # fmt: skip
+    return _cap_left(project, job_id, config)
+
+
+def _profile(project: Project, name: str) -> ModelProfile:
+    """The stored profile (a missing or invalid one fails the job for good, by name)."""
+    try:
+        return load_profile(project.profiles, name)
+    except Exception as err:  # not found (a UserError), or no longer valid (pydantic)
+        raise JobError(f"judge.video: model profile {name!r}: {err}") from None
+
+
+def _made_client(make_api: MakeApi, project: Project, profile: str, cap: float) -> MadeClient:
+    relay = Relay()
+    try:
+        return MadeClient(make_api(profile, project, relay, cap), relay)
     except CallFailed as err:
-        raise _job_error(err) from None
-    run.append(
-        runs.start(
-            job_id=ctx.job_id,
-            video_id=video.id,
-            profile=req.profile,
-            model=_model_name(api),
-            mode=req.mode,
-            prompt_version=PROMPT_VERSION,
-            config=run_config(config, req.mode, scan),
-        )
-    )
-
-    def progress(fraction: float, note: str) -> None:
-        ctx.progress(fraction, note, cost_usd=api.spent_usd)
-
-    try:
-        result = judge_video(
-            api, path, index, case.goal, f1, mode=cast(Mode, req.mode),
-            config=config, should_stop=ctx.cancelled, progress=progress, continuity=scan,
-        )  # fmt: skip
-    except JudgeCancelled:
-        runs.fail(run[0], "cancelled", abandoned=True)
-        raise JobError("judge.video: cancelled") from None
-    except MediaError as err:
-        runs.fail(run[0], str(err))
-        raise JobError(f"judge.video: video {video.id} cannot be decoded: {err}") from None
-    except (CallFailed, PipelineError) as err:
-        job_error = _job_error(err)
-        runs.fail(run[0], str(job_error))
-        raise job_error from None
-    except Exception as err:
-        runs.fail(run[0], f"crashed: {type(err).__name__}: {err}")
-        raise
-    return result, run[0]
+        raise job_error(err) from None
 
 
 def _continuity_scan(ctx: JobContext, project: Project, sha256: str) -> Scan:
@@ -231,16 +254,6 @@ def run_call(record: CallRecord) -> RunCall:
     return RunCall(record.stage, record.prompt_version, record.request, record.reply,
                    record.ok, record.error, u.latency_s, u.tokens_in, u.tokens_out,
                    u.cost_usd)  # fmt: skip
-
-
-def _job_error(err: Exception) -> JobError:
-    """Spend cap and rule-breaking replies are permanent; a provider's say-so decides the rest."""
-    if isinstance(err, SpendCapReached) or not isinstance(err, CallFailed):
-        return JobError(f"judge.video: {err}")
-    if getattr(err, "retryable", False):
-        limited = getattr(err, "kind", "") == "rate_limit"
-        return JobError(f"judge.video: {err}", retry=True, rate_limited=limited)
-    return JobError(f"judge.video: {err}")
 
 
 def _model_name(api: ModelAPI) -> str | None:

@@ -155,8 +155,9 @@ def test_jobs_status_cancel_and_retry(project_root: Path) -> None:
     assert data["counts"] == {"queued": 4, "running": 0, "done": 0, "failed": 1, "cancelled": 0}
     assert data["failed"] == [
         {"id": a[0], "kind": "diag.echo", "batch": "a", "attempts": 1,
-         "error": "endpoint unreachable"}
+         "error": "endpoint unreachable", "ran_on": "w"}  # the claiming worker's host
     ]  # fmt: skip
+    assert data["ran_on"] == {}  # where *finished* jobs ran: none yet
     res = runner.invoke(cli, ["jobs", "status", *project, "--batch", "b", "--json"])
     assert json.loads(res.output)["counts"]["queued"] == 2
 
