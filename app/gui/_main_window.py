@@ -406,7 +406,8 @@ class MainWindow(QMainWindow):
             return
         videos, profile, mode = dlg.selection()
         try:
-            batch, ids = queue_judge(project, videos, profile=profile, mode=mode)
+            batch, ids = queue_judge(project, videos, profile=profile, mode=mode,
+                                     config=dlg.config())  # fmt: skip
         except QueueError as e:
             QMessageBox.warning(self, "Nothing queued", str(e))
             return

@@ -36,12 +36,20 @@ def test_queue_run_and_trace_from_the_gui(
             assert isinstance(dlg, JudgeDialog)
             assert dlg.video_ids() == [video.id]  # "this video" is the default scope
             assert dlg.profile.currentText() == "loop"
+            assert dlg.continuity.value() == 0 and dlg.config() == {}  # off by default
+            dlg.mode.setCurrentIndex(dlg.mode.findData("simple_vqa"))
+            assert not dlg.continuity.isEnabled()  # the baseline has no gates to offer them at
+            dlg.mode.setCurrentIndex(dlg.mode.findData("gated"))
+            dlg.continuity.setValue(2)
+            assert dlg.config() == {"continuity_windows": 2}
             dlg.accept()
 
         QTimer.singleShot(50, accept)
         w.judge_dialog()
         panel = w.jobs_panel
         assert w.docks["Jobs"].isVisible() and panel.model.rowCount() == 1
+        judge_jobs = [j for j in panel.model.jobs if j.kind == "judge.video"]
+        assert [j.payload["config"] for j in judge_jobs] == [{"continuity_windows": 2}]
         panel.n_workers.setValue(2)
         panel.toggle_workers()
         assert w.workers.running == 1 and panel.start_button.text() == "Stop worker"

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QLabel,
     QRadioButton,
+    QSpinBox,
     QVBoxLayout,
     QWidget,
 )
@@ -65,6 +66,18 @@ class JudgeDialog(QDialog):
         for m in MODES:
             self.mode.addItem(MODE_TEXT[m], m)
         form.addRow("Mode", self.mode)
+        self.continuity = QSpinBox(self)
+        self.continuity.setRange(0, 16)
+        self.continuity.setSpecialValueText("off")
+        self.continuity.setToolTip(
+            "Offer the continuity scan's N strongest candidate windows (jumps, swaps, overlays "
+            "found on every frame) at the Physics gates as places to inspect; recorded with "
+            "the run. Not for the simple VQA baseline."
+        )
+        self.mode.currentIndexChanged.connect(
+            lambda _i: self.continuity.setEnabled(self.mode.currentData() != "simple_vqa")
+        )
+        form.addRow("Continuity windows", self.continuity)
         lay = QVBoxLayout(self)
         lay.addLayout(form)
         if not profiles:
@@ -97,3 +110,8 @@ class JudgeDialog(QDialog):
 
     def selection(self) -> tuple[list[str], str, str]:
         return self.video_ids(), self.profile.currentText(), str(self.mode.currentData())
+
+    def config(self) -> dict[str, int]:
+        """The JudgeConfig overrides the run records (empty: the defaults)."""
+        n = self.continuity.value() if self.continuity.isEnabled() else 0
+        return {"continuity_windows": n} if n else {}
