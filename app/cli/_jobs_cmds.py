@@ -44,8 +44,11 @@ WORKER_KIND_MODULES = ("judge", "sim.batch")
     "ray://head:10001 or head:6379), or 'local' to start one here; --concurrency is then "
     "the most tasks in flight. Only this process opens the project. Needs the [cluster] extra.",
 )  # fmt: skip
-@click.option("--ray-cpus", type=click.IntRange(min=1),
-              help="With --ray local: the CPUs the local cluster offers (default: all).")
+@click.option(
+    "--ray-cpus",
+    type=click.IntRange(min=1),
+    help="With --ray local: the CPUs the local cluster offers (default: all).",
+)
 def worker(
     project_dir: Path,
     concurrency: int,
