@@ -31,7 +31,7 @@ from pydantic import ValidationError
 
 from judge._api import CallFailed, CallRecord, Message, SpendCapReached, Tool, ToolCall
 from judge._client import ModelCallFailed, OpenAIModel
-from judge._profiles import ModelProfile, load_profile
+from judge._profiles import ModelProfile
 from sim.interact import ParticipantError, Setup
 
 DATA_OPEN, DATA_CLOSE = "<<<DATA", "DATA>>>"
@@ -112,9 +112,12 @@ def read_options(setup: Setup, role: str, numbers: Mapping[str, tuple[int, int, 
         raise ParticipantError(
             f"{role} llm: unknown option {unknown[0]!r} (known: {', '.join(sorted(known))})"
         )
-    if setup.project_root is None:
+    if name in setup.profiles:  # sent with the episode (a batch job): no project to open
+        profile = _validated(name, setup.profiles[name])
+    elif setup.project_root is None:
         raise ParticipantError(f"{role} llm needs a project: its model profile is stored there")
-    profile = _load(setup.project_root, name)
+    else:
+        profile = _load(setup.project_root, name)
     got = {k: _whole(role, k, opts[k], lo, hi) if k in opts else d
            for k, (d, lo, hi) in numbers.items()}  # fmt: skip
     repairs = _whole(role, "repairs", opts.get("repairs", REPAIRS), 0, 5)
@@ -134,12 +137,16 @@ def _load(root: Path, name: str) -> ModelProfile:
     from storage import Profiles, Project  # lazily: only model-backed participants need it
 
     with Project.open(root) as project:
-        try:
-            return load_profile(Profiles(project.db), name)
-        except ValidationError as e:
-            err = e.errors()[0]
-            where = ".".join(str(p) for p in err["loc"])
-            raise ParticipantError(f"model profile {name!r}: {where}: {err['msg']}") from None
+        return _validated(name, Profiles(project.db).get(name))
+
+
+def _validated(name: str, config: Mapping[str, Any]) -> ModelProfile:
+    try:
+        return ModelProfile.from_config(name, config)
+    except ValidationError as e:
+        err = e.errors()[0]
+        where = ".".join(str(p) for p in err["loc"])
+        raise ParticipantError(f"model profile {name!r}: {where}: {err['msg']}") from None
 
 
 # ---- one audited call -----------------------------------------------------------------------

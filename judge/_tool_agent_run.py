@@ -7,7 +7,7 @@ from typing import Any
 
 from judge._api import CallRecord
 from judge._client import OpenAIModel
-from judge._profiles import load_profile
+from judge._profiles import ModelProfile, load_profile
 from judge._tool_agent import ToolAgent
 from judge._tool_agent_session import ToolAgentConfig
 from sim.batch import AGENT_KINDS
@@ -22,7 +22,14 @@ def tool_agent_factory(
 ) -> AgentFactory:
     """A :class:`ToolAgent` on the project's model ``profile``; every model call it makes is
     stored with the episode as an exchange (request as sent, images by evidence id, reply)."""
-    settings = load_profile(Profiles(project.db), profile)
+    return profile_agent_factory(load_profile(Profiles(project.db), profile), config=config)
+
+
+def profile_agent_factory(
+    settings: ModelProfile, *, config: ToolAgentConfig | None = None
+) -> AgentFactory:
+    """:func:`tool_agent_factory` on a profile already read (no project: a batch job run on
+    a cluster gets the profile's config with its payload; the key is read where it runs)."""
 
     def make(bound: BoundScenario, world: World, log: ExchangeLog) -> tuple[Agent, list[Sink]]:
         def record(call: CallRecord) -> None:
@@ -38,12 +45,17 @@ def tool_agent_factory(
     return make
 
 
-def _llm_agent(project: Project, options: Mapping[str, Any]) -> AgentFactory | None:
-    """Batch agents of kind ``llm``: option ``profile`` (a model profile of the project)."""
+def _llm_agent(
+    profiles: Mapping[str, Mapping[str, Any]], options: Mapping[str, Any]
+) -> AgentFactory | None:
+    """Batch agents of kind ``llm``: option ``profile`` (a model profile of the project, its
+    stored config among ``profiles``)."""
     profile = options.get("profile")
     if not isinstance(profile, str) or not profile:
         raise ProfileNotFoundError("agent option profile: name a model profile of the project")
-    return tool_agent_factory(project, profile)
+    if profile not in profiles:
+        raise ProfileNotFoundError(f"no model profile {profile!r} in this project")
+    return profile_agent_factory(ModelProfile.from_config(profile, profiles[profile]))
 
 
 AGENT_KINDS["llm"] = _llm_agent

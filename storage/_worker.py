@@ -301,7 +301,10 @@ class _Worker:
             return
         try:
             ok = project.jobs.complete(
-                job.id, rec.owner, lambda: outcome.write(project), cost_usd=outcome.cost_usd,
+                job.id,
+                rec.owner,
+                lambda: outcome.write(project),
+                cost_usd=outcome.cost_usd,
                 ran_on=rec.where,
             )
         except Exception as e:  # writing the result failed and was rolled back
@@ -424,7 +427,12 @@ class _Worker:
             where = None if rec.where_written else rec.where
         try:
             ok = project.jobs.heartbeat(
-                rec.job.id, rec.owner, self.lease_s, progress=fraction, note=note, cost_usd=cost,
+                rec.job.id,
+                rec.owner,
+                self.lease_s,
+                progress=fraction,
+                note=note,
+                cost_usd=cost,
                 ran_on=where,
             )
         except Exception as e:  # cannot tell: carry on; the lease has slack for a few misses

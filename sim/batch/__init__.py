@@ -1,11 +1,20 @@
 """Episode batches: manifests, their ``sim.episode`` jobs, results tables, failure attribution.
 
 Importing this package registers the ``sim.episode`` job kind, so a worker hosting it (see
-``app/cli/_jobs_cmds.py``) runs batch episodes next to the judge's jobs.
+``app/cli/_jobs_cmds.py``) runs batch episodes next to the judge's jobs; it is a remote kind,
+so ``workbench worker --ray`` runs them on a Ray cluster (:func:`prepare_episode`,
+:func:`run_episode_task`).
 """
 
 from sim.batch._attribution import GUIDANCE_WINDOW, propose_attribution, store_attribution
-from sim.batch._jobs import AFTER_STORE, EPISODE_KIND, episode_job, queue_batch
+from sim.batch._jobs import (
+    AFTER_STORE,
+    EPISODE_KIND,
+    episode_job,
+    prepare_episode,
+    queue_batch,
+    run_episode_task,
+)
 from sim.batch._manifest import (
     AGENT_KINDS,
     FORMAT,
@@ -54,9 +63,11 @@ __all__ = [
     "load_manifest",
     "parse_manifest",
     "plan_cells",
+    "prepare_episode",
     "propose_attribution",
     "queue_batch",
     "results_table",
+    "run_episode_task",
     "store_attribution",
     "stored_items",
 ]

@@ -5,18 +5,35 @@ one transaction: a batch is queued whole or not at all. The job's payload only p
 planned run (``{"batch_id", "cell", "run"}``); what to run is read from the stored manifest, so
 the plan the user saw is the plan that runs.
 
-The job runs the interactive episode with deferred sinks (nothing is written while it runs) and
-returns a :class:`JobOutcome` whose ``write`` stores the whole episode, links it to its planned
-run, and stores its metrics and proposed failure attribution — inside the worker's transaction
-that marks the job done. A worker killed mid-episode therefore leaves nothing behind and the
-job runs again from the start; a job that finds its run already stored (a stale re-run) stores
-nothing; and :meth:`storage.Batches.store_episode` refuses a second episode for one run, which
-rolls the whole transaction back.
+The job is a remote kind (:mod:`storage._remote`), so a laptop's worker and a Ray cluster run
+the same code:
+
+- :func:`prepare_episode`, where the project is: reads the batch, its planned run and
+  manifest, and everything the episode would otherwise read from the project: a scenario file
+  and an arm profile's files go by sha256 (sent once per cluster), the model profiles of LLM
+  participants as their stored configs, with the *names* of their key variables (a key
+  reaches a task only from its node's environment);
+- :func:`run_episode_task`, anywhere, with no project: runs the interactive (or agent)
+  episode with deferred sinks and returns it whole as data (:class:`sim.episode.DeferredEpisode`);
+- ``finish``: a :class:`JobOutcome` whose ``write`` stores the episode, links it to its planned
+  run, and stores its metrics and proposed failure attribution — inside the transaction that
+  marks the job done.
+
+A worker (or Ray task) killed mid-episode therefore leaves nothing behind and the job runs again
+from the start; a job that finds its run already stored (a stale re-run) stores nothing; and
+:meth:`storage.Batches.store_episode` refuses a second episode for one run, which rolls the
+whole transaction back.
 """
 
 from __future__ import annotations
 
+import hashlib
+import importlib
+import os
+import shutil
+import tempfile
 from collections.abc import Callable, Mapping
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from annotation import UserError
@@ -29,21 +46,35 @@ from sim.batch._manifest import (
     parse_manifest,
     plan_cells,
 )
-from sim.episode import BaseSink, EpisodeRunner, open_scenario
-from sim.interact import build_interactive, store_episode_metrics
-from sim.scenario import BoundScenario
+from sim.episode import (
+    ARMS,
+    BaseSink,
+    DeferredEpisode,
+    EpisodeRunner,
+    ResolvedArm,
+    open_scenario,
+    resolve_arm,
+    run_arm,
+)
+from sim.interact import ASSISTANTS, USERS, build_interactive, store_episode_metrics
+from sim.scenario import BoundScenario, shipped
 from storage import (
     DEFAULT_MAX_ATTEMPTS,
-    BatchCellRecord,
+    DEFAULT_RETRY_BACKOFF_S,
+    Channel,
     JobContext,
     JobError,
     JobOutcome,
     Project,
+    RemoteTask,
     register,
+    register_remote,
+    run_here,
 )
 
 EPISODE_KIND = "sim.episode"
 PROGRESS_EVERY = 200  # ticks between progress reports and cancellation checks
+ARM_CACHE = "wb-ray-arms"  # node-local folder (under the temp dir) of arm profiles, by digest
 
 #: run after an episode is stored, in the same transaction: ``(project, episode_id)``
 AfterStore = Callable[[Project, str], None]
@@ -90,11 +121,13 @@ def _arm_label(manifest: Manifest, bound: BoundScenario, project: Project) -> st
 
 
 def queue_batch(
-    project: Project, manifest: Manifest, *, max_attempts: int = DEFAULT_MAX_ATTEMPTS
-) -> tuple[str, list[int]]:
+    project: Project, manifest: Manifest, *, max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+    retry_backoff_s: float = DEFAULT_RETRY_BACKOFF_S,
+) -> tuple[str, list[int]]:  # fmt: skip
     """Plan the batch and queue one job per planned episode; returns the batch id and job ids.
 
     A participant option naming a model ``profile`` the project lacks is refused first.
+    ``max_attempts`` and ``retry_backoff_s``: each job's, as :meth:`storage.Jobs.enqueue`.
     """
     named = [(f"assistants[{k}]", a) for k, a in enumerate(manifest.assistants)]
     named += [(f"agents[{k}]", a) for k, a in enumerate(manifest.agents)]
@@ -108,7 +141,7 @@ def queue_batch(
             )
     for k, a in enumerate(manifest.agents):  # its options, before anything is queued
         try:
-            AGENT_KINDS[a.kind](project, a.options)
+            AGENT_KINDS[a.kind](_model_profiles(project, [a]), a.options)
         except UserError as err:
             raise ManifestError(f"manifest {manifest.name!r}: agents[{k}]: {err}") from None
     if manifest.arm is not None and manifest.mode == "physics":
@@ -123,9 +156,9 @@ def queue_batch(
     with project.transaction():
         batch_id = project.batches.create(manifest.name, manifest.to_json(), cells)
         payloads = [{"batch_id": batch_id, "cell": c.cell, "run": c.run} for c in cells]
-        job_ids = project.jobs.enqueue(
-            EPISODE_KIND, payloads, batch=batch_id, max_attempts=max_attempts
-        )
+        job_ids = project.jobs.enqueue(EPISODE_KIND, payloads, batch=batch_id,
+                                       max_attempts=max_attempts,
+                                       retry_backoff_s=retry_backoff_s)  # fmt: skip
         project.batches.set_jobs(
             batch_id, {(c.cell, c.run): j for c, j in zip(cells, job_ids, strict=True)}
         )
@@ -143,20 +176,27 @@ def _payload(payload: Mapping[str, Any]) -> tuple[str, int, int]:
     return batch_id, cell, run
 
 
+# ---- on the holder of the project: what the episode needs, and storing what it made ---------
+
+
+@register_remote(EPISODE_KIND)
+def prepare_episode(ctx: JobContext, project: Project) -> RemoteTask | JobOutcome:
+    """Read everything one planned episode needs from the project (see the module
+    docstring); a run stored already is done."""
+    batch_id, cell, run = _payload(ctx.payload)
+    try:
+        return _prepare(project, batch_id, cell, run)
+    except UserError as err:  # a manifest, scenario, arm or profile that cannot be used
+        raise JobError(f"{EPISODE_KIND}: {err}") from None
+
+
 @register(EPISODE_KIND)
 def episode_job(ctx: JobContext) -> JobOutcome:
-    """Run one planned episode of a batch (see the module docstring)."""
-    batch_id, cell, run = _payload(ctx.payload)
-    project = Project.open(ctx.project_root)
-    try:
-        return _run(ctx, project, batch_id, cell, run)
-    except UserError as err:  # a manifest, scenario or participant that cannot be used
-        raise JobError(f"{EPISODE_KIND}: {err}") from None
-    finally:
-        project.close()
+    """Run one planned episode of a batch here, through the same three parts a cluster runs."""
+    return run_here(ctx, prepare_episode)
 
 
-def _run(ctx: JobContext, project: Project, batch_id: str, cell: int, run: int) -> JobOutcome:
+def _prepare(project: Project, batch_id: str, cell: int, run: int) -> RemoteTask | JobOutcome:
     batch = project.batches.get(batch_id)
     planned = project.batches.cell(batch.id, cell, run)
     if planned.episode_id is not None:  # an earlier attempt stored it: nothing more to do
@@ -167,32 +207,73 @@ def _run(ctx: JobContext, project: Project, batch_id: str, cell: int, run: int) 
                               check_scenarios=False)  # fmt: skip
     agent = manifest.agent(planned.assistant)
     if agent is not None:
-        return _run_agent(ctx, project, batch.id, planned, manifest, agent)
-    assistant = manifest.assistant(planned.assistant)
-    ep = build_interactive(
-        open_scenario(planned.scenario),
-        mode=manifest.mode,
-        persona=manifest.persona(planned.persona),
-        user=manifest.user.kind,
-        assistant=assistant.kind,
-        user_options=manifest.user.options,
-        assistant_options=assistant.options,
-        timing="measured" if planned.timing == "measured" else "fixed",
-        seed=planned.seed,
-        project=project,
-        defer=True,
-        arm=manifest.arm,
-    )
-    runner, sink = ep.runner, ep.sink
-    assert sink is not None
-    runner.sinks.insert(0, _JobSink(ctx))
-    try:
-        runner.run()
-    finally:
-        runner.world.close()
-    if ctx.cancelled():
-        raise JobError(f"{EPISODE_KIND}: cancelled")
-    return _outcome(batch.id, cell, run, sink.commit)
+        who = [agent]
+        makers: list[Any] = [AGENT_KINDS[agent.kind]]
+    else:
+        assistant = manifest.assistant(planned.assistant)
+        who = [manifest.user, assistant]
+        makers = [USERS[manifest.user.kind], ASSISTANTS[assistant.kind]]
+    bound = open_scenario(planned.scenario)
+    files: dict[str, tuple[str, Path]] = {}
+    if bound.source not in shipped():  # a file of this machine's: sent by its hash
+        path = Path(bound.source)
+        files["scenario"] = (hashlib.sha256(path.read_bytes()).hexdigest(), path)
+    arm: dict[str, Any] | None = None
+    if manifest.mode == "physics" or agent is not None:  # what such an episode records
+        arm, arm_files = _arm_inputs(project, run_arm(manifest.arm, bound, project))
+        files |= arm_files
+    profiles = _model_profiles(project, who)
+    inputs = {
+        "batch": batch.id,
+        "manifest": batch.manifest,
+        "cell": {"cell": cell, "run": run, "scenario": planned.scenario,
+                 "persona": planned.persona, "assistant": planned.assistant,
+                 "timing": planned.timing, "seed": planned.seed},
+        "source": bound.source,
+        "arm": arm,
+        "profiles": profiles,
+        # where the participants are registered (``judge`` for ``llm``): a cluster's worker
+        # process has imported only this module when the task starts
+        "modules": sorted({str(m.__module__) for m in makers}),
+    }  # fmt: skip
+
+    def finish(result: DeferredEpisode) -> JobOutcome:
+        return _outcome(batch.id, cell, run, result.commit)
+
+    return RemoteTask(fn=run_episode_task, inputs=inputs, finish=finish, files=files,
+                      env=_key_names(profiles))  # fmt: skip
+
+
+def _model_profiles(project: Project, participants: list[Participant]) -> dict[str, dict[str, Any]]:
+    """The stored config of every model profile the participants' options name (no secret is
+    ever stored in one: a profile names the variable its key is read from)."""
+    names = {str(a.options["profile"]) for a in participants if "profile" in a.options}
+    return {name: project.profiles.get(name) for name in sorted(names)}
+
+
+def _key_names(profiles: Mapping[str, Mapping[str, Any]]) -> tuple[str, ...]:
+    # "OPENAI_API_KEY": the profile's default, for a config stored without the field; ""
+    # means the endpoint needs no key
+    names = {str(c.get("api_key_env", "OPENAI_API_KEY")) for c in profiles.values()}
+    return tuple(sorted(n for n in names if n))
+
+
+def _arm_inputs(
+    project: Project, arm: ResolvedArm
+) -> tuple[dict[str, Any], dict[str, tuple[str, Path]]]:
+    """A shipped arm by name (every node has its files); a profile's files by their hashes,
+    with what rebuilds its :class:`ResolvedArm` where the task runs."""
+    if arm.label in ARMS:
+        return {"shipped": arm.label}, {}
+    profile = project.arms.get(arm.label)  # resolved, so its files were just verified
+    folder = project.root / profile.folder
+    files = {f"arm/{rel}": (sha, folder / rel) for rel, sha in sorted(profile.files.items())}
+    spec = arm.spec
+    data = {"label": arm.label, "digest": arm.digest, "mjcf": profile.mjcf,
+            "ee_site": spec.ee_site, "arm_joints": list(spec.arm_joints),
+            "gripper_actuators": list(spec.gripper_actuators),
+            "files": sorted(profile.files)}  # fmt: skip
+    return data, files
 
 
 def _outcome(batch_id: str, cell: int, run: int, commit: Callable[[Project], str]) -> JobOutcome:
@@ -206,33 +287,120 @@ def _outcome(batch_id: str, cell: int, run: int, commit: Callable[[Project], str
     return JobOutcome(write=write)
 
 
+# ---- where the episode runs: no project, no SQLite -------------------------------------------
+
+
+def run_episode_task(
+    inputs: Mapping[str, Any], files: Mapping[str, Path], channel: Channel
+) -> DeferredEpisode:
+    """Run one planned episode from what :func:`prepare_episode` read (here or on a cluster
+    node); returns it as data, committed later by the project's holder."""
+    try:
+        return _run_task(inputs, files, channel)
+    except UserError as err:  # a participant or arm that cannot be used where it runs
+        raise JobError(f"{EPISODE_KIND}: {err}") from None
+
+
+def _run_task(
+    inputs: Mapping[str, Any], files: Mapping[str, Path], channel: Channel
+) -> DeferredEpisode:
+    for module in inputs["modules"]:
+        importlib.import_module(module)
+    manifest = parse_manifest(inputs["manifest"], source=f"batch {inputs['batch'][:8]} manifest",
+                              check_scenarios=False)  # fmt: skip
+    c = inputs["cell"]
+    text = files["scenario"].read_text(encoding="utf-8") if "scenario" in files else None
+    bound = open_scenario(inputs["source"], text=text)
+    arm = _resolved_arm(inputs["arm"], files)
+    profiles: Mapping[str, Mapping[str, Any]] = inputs["profiles"]
+    progress = _JobSink(channel)
+    agent = manifest.agent(c["assistant"])
+    if agent is not None:  # an agent acting on the world itself (no user)
+        from sim.episode import run_episode
+
+        factory = AGENT_KINDS[agent.kind](profiles, agent.options)
+        done = run_episode(
+            bound, mode=manifest.mode, agent=agent.kind, agent_factory=factory,
+            seed=c["seed"], defer=True, extra_sinks=[progress], arm=arm,
+        )  # fmt: skip
+        if channel.cancelled():
+            raise JobError(f"{EPISODE_KIND}: cancelled")
+        return done.deferred()
+    assistant = manifest.assistant(c["assistant"])
+    ep = build_interactive(
+        bound,
+        mode=manifest.mode,
+        persona=manifest.persona(c["persona"]),
+        user=manifest.user.kind,
+        assistant=assistant.kind,
+        user_options=manifest.user.options,
+        assistant_options=assistant.options,
+        timing="measured" if c["timing"] == "measured" else "fixed",
+        seed=c["seed"],
+        defer=True,
+        arm=arm,
+        profiles=profiles,
+    )
+    runner, sink = ep.runner, ep.sink
+    assert sink is not None
+    runner.sinks.insert(0, progress)
+    try:
+        runner.run()
+    finally:
+        runner.world.close()
+    if channel.cancelled():
+        raise JobError(f"{EPISODE_KIND}: cancelled")
+    return sink.deferred()
+
+
+def _resolved_arm(data: Mapping[str, Any] | None, files: Mapping[str, Path]) -> ResolvedArm | None:
+    if data is None:
+        return None
+    if "shipped" in data:
+        return resolve_arm(str(data["shipped"]))
+    from sim.mujoco import ArmSpec
+
+    root = _arm_folder(str(data["digest"]), {rel: files[f"arm/{rel}"] for rel in data["files"]})
+    spec = ArmSpec(mjcf=root / str(data["mjcf"]), ee_site=str(data["ee_site"]),
+                   arm_joints=tuple(data["arm_joints"]),
+                   gripper_actuators=tuple(data["gripper_actuators"]))  # fmt: skip
+    return ResolvedArm(spec, str(data["label"]), str(data["digest"]))
+
+
+def _arm_folder(digest: str, paths: Mapping[str, Path]) -> Path:
+    """A folder holding the arm's files in their layout (MuJoCo finds meshes by relative path):
+    the project's own when the files are read there, else one built once per node from the
+    files received by hash, named by the arm's digest (which covers every path and hash)."""
+    rel0, path0 = next(iter(paths.items()))
+    depth = len(PurePosixPath(rel0).parts)
+    if depth <= len(path0.parents):
+        root = path0.parents[depth - 1]
+        if all(root / rel == p for rel, p in paths.items()):
+            return root
+    folder = Path(tempfile.gettempdir()) / ARM_CACHE / digest
+    if folder.is_dir():
+        return folder
+    part = folder.with_name(f".{digest}.{os.getpid()}.part")
+    shutil.rmtree(part, ignore_errors=True)
+    for rel, p in paths.items():
+        (part / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(p, part / rel)
+    try:
+        part.replace(folder)  # whole or not at all: a reader never sees half an arm
+    except OSError:  # another task on this node built it first
+        shutil.rmtree(part, ignore_errors=True)
+    return folder
+
+
 class _JobSink(BaseSink):
     """Progress every :data:`PROGRESS_EVERY` ticks; a cancelled job cancels its episode."""
 
-    def __init__(self, ctx: JobContext) -> None:
-        self.ctx = ctx
+    def __init__(self, channel: Channel) -> None:
+        self.channel = channel
 
     def record(self, runner: EpisodeRunner, *_trace: Any) -> None:
         if runner.tick % PROGRESS_EVERY == 0:
-            if self.ctx.cancelled():
+            if self.channel.cancelled():
                 runner.cancel()
             budget = max(1, runner.budgets.max_ticks)
-            self.ctx.progress(min(runner.tick / budget, 0.99), f"tick {runner.tick}")
-
-
-def _run_agent(
-    ctx: JobContext, project: Project, batch_id: str, planned: BatchCellRecord,
-    manifest: Manifest, agent: Participant,
-) -> JobOutcome:  # fmt: skip
-    """An agent acting on the world itself (no user): the engine's episode, deferred."""
-    from sim.episode import run_episode
-
-    factory = AGENT_KINDS[agent.kind](project, agent.options)
-    ep = run_episode(
-        open_scenario(planned.scenario), mode=manifest.mode, agent=agent.kind,
-        agent_factory=factory, seed=planned.seed, project=project, defer=True,
-        extra_sinks=[_JobSink(ctx)], arm=manifest.arm,
-    )  # fmt: skip
-    if ctx.cancelled():
-        raise JobError(f"{EPISODE_KIND}: cancelled")
-    return _outcome(batch_id, planned.cell, planned.run, ep.commit)
+            self.channel.progress(min(runner.tick / budget, 0.99), f"tick {runner.tick}")

@@ -43,14 +43,16 @@ from annotation import UserError
 from sim.episode import AgentFactory, open_scenario
 from sim.interact import ASSISTANTS, USERS
 from sim.users import PROFILES, Persona, PersonaError, parse_persona
-from storage import BatchCellRecord, Project
+from storage import BatchCellRecord
 
 FORMAT = "workbench-batch/1"
 
 #: agents a batch can run (acting on the world themselves, no user): kind -> maker of the
-#: episode's agent factory from ``(project, options)``; None means the engine's own agent by
-#: that name. ``judge`` adds ``llm`` when imported; ``external`` is your own process.
-AgentMaker = Callable[[Project, Mapping[str, Any]], AgentFactory | None]
+#: episode's agent factory from ``(profiles, options)``, ``profiles`` being the stored configs
+#: of the model profiles the options name (the maker runs where the episode runs, which may
+#: not be where the project is); None means the engine's own agent by that name. ``judge``
+#: adds ``llm`` when imported; ``external`` is your own process.
+AgentMaker = Callable[[Mapping[str, Mapping[str, Any]], Mapping[str, Any]], AgentFactory | None]
 AGENT_KINDS: dict[str, AgentMaker] = {}
 MAX_EPISODES = 100_000
 
@@ -276,11 +278,15 @@ def plan_cells(m: Manifest) -> list[BatchCellRecord]:
     return cells
 
 
-def _scripted(_project: Project, _options: Mapping[str, Any]) -> AgentFactory | None:
+def _scripted(
+    _profiles: Mapping[str, Mapping[str, Any]], _options: Mapping[str, Any]
+) -> AgentFactory | None:
     return None
 
 
-def _external(_project: Project, options: Mapping[str, Any]) -> AgentFactory | None:
+def _external(
+    _profiles: Mapping[str, Mapping[str, Any]], options: Mapping[str, Any]
+) -> AgentFactory | None:
     from sim.external import external_factory
 
     argv = options.get("argv")

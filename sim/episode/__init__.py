@@ -37,7 +37,7 @@ from sim.episode._demo import write_sim_cases
 from sim.episode._exchange_log import ExchangeLog
 from sim.episode._graphs import GraphCursor, accepted_events, apply_diff, changed
 from sim.episode._runner import BaseSink, EpisodeRunner, RunState, Sink
-from sim.episode._sinks import SqliteSink, VideoSink
+from sim.episode._sinks import DeferredEpisode, SqliteSink, VideoSink
 from sim.episode._trace import (
     RUN_STATUSES,
     ActionEntry,
@@ -60,6 +60,7 @@ __all__ = [
     "ArmCheckFailedError",
     "ArmFiles",
     "BaseSink",
+    "DeferredEpisode",
     "Episode",
     "EpisodeResult",
     "EpisodeRunner",

@@ -17,9 +17,16 @@ from sim.episode._agents import Agent, ReplayAgent, ScriptedAgent
 from sim.episode._arms import ARMS, DEFAULT_ARM, ResolvedArm, episode_arm, run_arm, shipped_spec
 from sim.episode._exchange_log import ExchangeLog
 from sim.episode._runner import EpisodeRunner, Sink
-from sim.episode._sinks import SqliteSink, VideoSink, motion_version
+from sim.episode._sinks import DeferredEpisode, SqliteSink, VideoSink, motion_version
 from sim.gl import require_rendering
-from sim.scenario import BoundScenario, ScenarioError, bind, resolve, schedule_from_json
+from sim.scenario import (
+    BoundScenario,
+    ScenarioError,
+    bind,
+    parse_scenario,
+    resolve,
+    schedule_from_json,
+)
 from sim.world import Action, SceneInfo, World
 from storage import EpisodeError, EpisodeRecord, Project
 
@@ -42,9 +49,14 @@ def scene_info(family: str) -> SceneInfo:
     return load_scene_info(family)
 
 
-def open_scenario(ref: str) -> BoundScenario:
-    """Load, validate and bind a shipped scenario name or a scenario file."""
-    scenario, source = resolve(ref)
+def open_scenario(ref: str, *, text: str | None = None) -> BoundScenario:
+    """Load, validate and bind a shipped scenario name or a scenario file. ``text``: the
+    file's contents read elsewhere (a job on a cluster node gets the file by its hash), bound
+    with ``ref`` as its source, so the episode records the file it names."""
+    if text is not None:
+        scenario, source = parse_scenario(text, source=ref), ref
+    else:
+        scenario, source = resolve(ref)
     return bind(scenario, scene_info(scenario.family), source=source)
 
 
@@ -112,6 +124,13 @@ class Episode:
         )
         return self.episode_id
 
+    def deferred(self) -> DeferredEpisode:
+        """The finished deferred episode, with its agent's exchanges, as data (no project
+        needed): what a job run away from the project sends back to be committed."""
+        if self.db is None:
+            raise RuntimeError("deferred() is for an episode run with defer=True")
+        return self.db.deferred(exchanges=list(self.log.exchanges) if self.log else [])
+
 
 def run_episode(
     bound: BoundScenario,
@@ -125,30 +144,31 @@ def run_episode(
     video_size: tuple[int, int] = (640, 480),
     anomalies: bool = True,
     reference: bool = False,
-    arm: str | None = None,
+    arm: str | ResolvedArm | None = None,
     defer: bool = False,
     extra_sinks: Sequence[Sink] = (),
 ) -> Episode:
     """Run one episode to the end, recording into ``project`` when given.
 
     ``defer`` keeps the recording in memory until :meth:`Episode.commit` (a batch job stores
-    its episode in the transaction that marks the job done); ``extra_sinks`` run first (a job's
-    progress and cancellation).
+    its episode in the transaction that marks the job done), with or without ``project``
+    (:meth:`Episode.deferred`: a job run where the project is not); ``extra_sinks`` run first
+    (a job's progress and cancellation).
 
     ``agent`` names the agent (stored with the episode); ``agent_factory`` builds it when it is
     not one the engine knows (``llm``, ``external``), and its exchanges are stored too.
 
-    ``arm``: a shipped arm or a profile of ``project`` (``NAME``, ``NAME@VERSION``); None
-    runs the scenario's ``arm``, else the default. The episode records the arm's label and
-    digest, so a replay on changed arm files is refused.
+    ``arm``: a shipped arm or a profile of ``project`` (``NAME``, ``NAME@VERSION``), or one
+    resolved already; None runs the scenario's ``arm``, else the default. The episode records
+    the arm's label and digest, so a replay on changed arm files is refused.
     """
     if videos:
         require_rendering()  # a check: open_scenario has loaded MuJoCo already
-    the_arm = run_arm(arm, bound, project)
+    the_arm = arm if isinstance(arm, ResolvedArm) else run_arm(arm, bound, project)
     world = make_world(bound, mode, arm=the_arm)
     sinks: list[Sink] = []
     db: SqliteSink | None = None
-    if project is not None:
+    if project is not None or defer:
         config: dict[str, Any] = {
             "anomalies": anomalies, "videos": list(videos), "arm": the_arm.label,
             "arm_digest": the_arm.digest,

@@ -70,8 +70,9 @@ class ExchangeLog(BaseSink):
         if self._sent is not None:
             self.add(self._sent[0], json.loads(self._sent[1]), None)
             self._sent = None
-        if self.db is not None and not self.db.defer and self.db.episode_id is not None:
-            self.write(self.db.project, self.db.episode_id)
+        db = self.db
+        if db is not None and not db.defer and db.episode_id is not None and db.project:
+            self.write(db.project, db.episode_id)
 
     def write(self, project: Project, episode_id: str) -> None:
         """Store the exchanges with a running episode (a deferred one: from its commit)."""

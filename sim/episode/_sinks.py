@@ -1,7 +1,11 @@
 """Trace sinks: rows in the project's SQLite file and an MP4 of any camera.
 
 The SQLite sink batches ticks (one transaction per ``batch`` ticks) so recording costs little
-per tick; actions are written when submitted and rewritten when their outcome arrives.
+per tick; actions are written when submitted and rewritten when their outcome arrives. A
+deferred sink writes nothing while the episode runs and needs no project until it is
+committed: :meth:`SqliteSink.deferred` is the finished episode as plain, picklable data
+(:class:`DeferredEpisode`), which a job run on another machine sends back to the one process
+that holds the project.
 """
 
 from __future__ import annotations
@@ -9,6 +13,7 @@ from __future__ import annotations
 import json
 import tempfile
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,8 +26,11 @@ from storage import (
     AnomalyRecord,
     ConditionRecord,
     EpisodeStatus,
+    EventRecord,
+    ExchangeRecord,
     Project,
     TickRecord,
+    TurnRecord,
 )
 
 if TYPE_CHECKING:
@@ -57,12 +65,47 @@ def motion_version() -> int:
     return int(MOTION_VERSION)
 
 
+@dataclass
+class DeferredEpisode:
+    """A finished episode not yet stored: every row it will write, as plain data (picklable,
+    no project). :meth:`commit` stores it whole, in the caller's transaction."""
+
+    create: dict[str, Any]  # the arguments of ``episodes.create``
+    finish: dict[str, Any]  # and of ``episodes.finish``
+    ticks: list[TickRecord]
+    actions: list[ActionRecord]
+    anomalies: list[AnomalyRecord]
+    snapshots: list[tuple[int, str]]
+    #: the conversation (an interactive episode) or the agent's exchanges (a model or
+    #: external agent): written after the trace, before the episode is marked finished
+    turns: list[TurnRecord] = field(default_factory=list)
+    exchanges: list[ExchangeRecord] = field(default_factory=list)
+    events: list[EventRecord] | None = None  # an interactive episode's schedule, resolved
+
+    def commit(self, project: Project, also: Callable[[str], None] | None = None) -> str:
+        """Store the episode (joins the caller's transaction); returns its id. ``also(id)``
+        runs before the episode is marked finished."""
+        episodes = project.episodes
+        episode_id = episodes.create(**self.create)
+        if self.ticks or self.actions or self.anomalies:
+            episodes.append(episode_id, ticks=self.ticks, actions=self.actions,
+                            anomalies=self.anomalies, snapshots=self.snapshots)  # fmt: skip
+        if self.turns or self.exchanges:
+            episodes.append(episode_id, turns=self.turns, exchanges=self.exchanges)
+        if self.events is not None:
+            episodes.set_events(episode_id, self.events)
+        if also is not None:
+            also(episode_id)
+        episodes.finish(episode_id, **self.finish)
+        return episode_id
+
+
 class SqliteSink:
     """Writes an episode into ``project.episodes``; ``episode_id`` is set at start."""
 
     def __init__(
         self,
-        project: Project,
+        project: Project | None,
         *,
         agent: str,
         mode: str,
@@ -74,7 +117,10 @@ class SqliteSink:
         defer: bool = False,
     ) -> None:
         """``defer``: keep the whole episode in memory and write nothing until :meth:`commit`
-        (a job stores its episode in the transaction that marks it done: exactly once)."""
+        (a job stores its episode in the transaction that marks it done: exactly once); only
+        a deferred sink may have no ``project`` (it is given at :meth:`commit`)."""
+        if project is None and not defer:
+            raise ValueError("a SqliteSink without a project must be deferred")
         self.project = project
         self.defer = defer
         self._create: dict[str, Any] | None = None
@@ -118,7 +164,7 @@ class SqliteSink:
             reference=self.reference,
         )
         if not self.defer:
-            self.episode_id = self.project.episodes.create(**self._create)
+            self.episode_id = self._project().episodes.create(**self._create)
 
     def record(
         self,
@@ -156,10 +202,14 @@ class SqliteSink:
         if len(self._ticks) >= self.batch and not self.defer:
             self.flush()
 
+    def _project(self) -> Project:
+        assert self.project is not None  # only a deferred sink has none, and it never writes
+        return self.project
+
     def flush(self) -> None:
         if self.episode_id is None or not (self._ticks or self._actions or self._anomalies):
             return
-        self.project.episodes.append(
+        self._project().episodes.append(
             self.episode_id,
             ticks=self._ticks,
             actions=list(self._actions.values()),
@@ -190,7 +240,18 @@ class SqliteSink:
         )
         if not self.defer:
             assert self.episode_id is not None
-            self.project.episodes.finish(self.episode_id, **self._finish)
+            self._project().episodes.finish(self.episode_id, **self._finish)
+
+    def deferred(self, **rest: Any) -> DeferredEpisode:
+        """The finished deferred episode as data; ``rest``: the other sinks' rows (``turns``,
+        ``exchanges``, ``events`` of :class:`DeferredEpisode`)."""
+        if not self.defer or self._create is None or self._finish is None:
+            raise RuntimeError("deferred() is for a deferred sink whose episode has finished")
+        return DeferredEpisode(
+            create=self._create, finish=self._finish, ticks=self._ticks,
+            actions=list(self._actions.values()), anomalies=self._anomalies,
+            snapshots=self._snapshots, **rest,
+        )  # fmt: skip
 
     def commit(self, project: Project, also: Callable[[str], None] | None = None) -> str:
         """Write a deferred, finished episode whole (joins the caller's transaction).
@@ -201,12 +262,9 @@ class SqliteSink:
         if not self.defer or self._create is None or self._finish is None:
             raise RuntimeError("commit() is for a deferred sink whose episode has finished")
         self.project = project
-        self.episode_id = project.episodes.create(**self._create)
+        self.episode_id = self.deferred().commit(project, also)
         self.defer = False
-        self.flush()
-        if also is not None:
-            also(self.episode_id)
-        project.episodes.finish(self.episode_id, **self._finish)
+        self._ticks, self._actions, self._anomalies, self._snapshots = [], {}, [], []
         return self.episode_id
 
 
@@ -257,6 +315,7 @@ class VideoSink:
         assert self._writer is not None
         self._writer.close()
         if self.db is not None and self.db.episode_id is not None:
+            assert self.db.project is not None  # it has an id: it writes as it goes
             self.media_sha = self.db.project.episodes.add_video(
                 self.db.episode_id,
                 self.path,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -112,6 +112,7 @@ def build_interactive(
     fork_tick: int | None = None,
     wrap_user: Callable[[SimUser], SimUser] | None = None,
     arm: str | ResolvedArm | None = None,
+    profiles: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> InteractiveEpisode:
     """A ready-to-run interactive episode (nothing is written before it starts).
 
@@ -120,6 +121,10 @@ def build_interactive(
     ``wrap_user`` wraps the user (a seat a person can take); ``arm`` (physics): a shipped arm
     or a profile of ``project`` (None: the scenario's, else the default), recorded with its
     digest. A symbolic world has no arm, so none is resolved or recorded.
+
+    ``defer`` records in memory, with or without ``project``: ``sink.deferred()`` is then the
+    finished episode as data, for a job run where the project is not (its arm resolved and
+    its participants' model ``profiles`` given by the caller, so nothing reads the project).
     """
     the_arm = None
     if mode == "physics":
@@ -135,8 +140,9 @@ def build_interactive(
         sched = parse_schedule(schedule, bound, ids, source="<recorded schedule>")
     tcfg = timing_for(world.delta, timing)
     root = project.root if project is not None else project_root
-    u_setup = Setup(bound, persona, seed, dict(user_options or {}), root)
-    a_setup = Setup(bound, persona, seed, dict(assistant_options or {}), root)
+    sent = dict(profiles or {})
+    u_setup = Setup(bound, persona, seed, dict(user_options or {}), root, sent)
+    a_setup = Setup(bound, persona, seed, dict(assistant_options or {}), root, sent)
     the_user = make_user(user, u_setup)
     if wrap_user is not None:
         the_user = wrap_user(the_user)
@@ -151,7 +157,7 @@ def build_interactive(
     )
     sinks: list[Any] = []
     isink: InteractionSink | None = None
-    if project is not None:
+    if project is not None or defer:
         config = {
             "interactive": True,
             "persona": persona.model_dump(mode="json"),

@@ -28,13 +28,16 @@ class ParticipantError(UserError, LookupError):
 
 @dataclass(frozen=True)
 class Setup:
-    """What a participant factory is given."""
+    """What a participant factory is given. ``profiles``: model profiles' stored configs by
+    name, sent with the episode (a batch job that runs where the project is not); a model-backed
+    participant takes its ``profile`` from there before it looks in ``project_root``."""
 
     bound: BoundScenario
     persona: Persona
     seed: int
     options: Mapping[str, Any] = field(default_factory=dict)
     project_root: Path | None = None
+    profiles: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
 UserFactory = Callable[[Setup], SimUser]

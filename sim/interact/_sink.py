@@ -4,7 +4,8 @@ Goes *before* its :class:`sim.episode.SqliteSink` in the runner's sinks, so that
 rows are written while the episode is still open (it uses that sink's episode id, created when
 the sinks start). Turns and exchanges are written in batches as they happen, event records when
 the episode finishes (events resolve late). With a deferred SQLite sink everything waits for
-:meth:`commit`, inside the caller's transaction.
+:meth:`commit`, inside the caller's transaction, or is taken as data by :meth:`deferred` (a job
+run where the project is not: no project is needed until the episode is committed).
 """
 
 from __future__ import annotations
@@ -13,7 +14,14 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from sim.episode import ActionEntry, AnomalyEntry, EpisodeResult, SqliteSink, TickEntry
+from sim.episode import (
+    ActionEntry,
+    AnomalyEntry,
+    DeferredEpisode,
+    EpisodeResult,
+    SqliteSink,
+    TickEntry,
+)
 from storage import EventRecord, ExchangeRecord, Project, TurnRecord
 
 if TYPE_CHECKING:
@@ -97,23 +105,35 @@ class InteractionSink:
         new = len(tables.turns) - self._turns + tables.exchange_count - self._exchanges
         # rows wait for a batch of 50, unless the trace is being watched live (a small batch)
         if not self.db.defer and new > (50 if self.db.batch >= 25 else 0):
-            self._flush()
+            assert self.db.project is not None  # not deferred: it writes as it goes
+            self._flush(self.db.project)
 
-    def _flush(self) -> None:
+    def _rows(self) -> tuple[list[TurnRecord], list[ExchangeRecord]]:
+        """The turns and exchanges not written yet."""
+        t, x = self.agent.tables.turns, self.agent.tables.exchanges
+        return (
+            [turn_record(i, t[i]) for i in range(self._turns, len(t))],
+            [exchange_record(i, x[i]) for i in range(self._exchanges, len(x))],
+        )
+
+    def _flush(self, project: Project) -> None:
         if self.db.episode_id is None:
             return
-        t, x = self.agent.tables.turns, self.agent.tables.exchanges
-        self.db.project.episodes.append(
-            self.db.episode_id,
-            turns=[turn_record(i, t[i]) for i in range(self._turns, len(t))],
-            exchanges=[exchange_record(i, x[i]) for i in range(self._exchanges, len(x))],
-        )
-        self._turns, self._exchanges = len(t), len(x)
+        turns, exchanges = self._rows()
+        project.episodes.append(self.db.episode_id, turns=turns, exchanges=exchanges)
+        self._turns += len(turns)
+        self._exchanges += len(exchanges)
 
     def finish(self, runner: EpisodeRunner, result: EpisodeResult) -> None:
         self.agent.finish(result.ticks)
         if not self.db.defer:
+            assert self.db.project is not None
             self.commit(self.db.project)
+
+    def deferred(self) -> DeferredEpisode:
+        """The finished deferred episode with its conversation, audit and events, as data."""
+        turns, exchanges = self._rows()
+        return self.db.deferred(turns=turns, exchanges=exchanges, events=event_records(self.agent))
 
     def commit(self, project: Project) -> str:
         """Write what is left (the events, whole) for the SQLite sink's episode; a deferred
@@ -126,5 +146,5 @@ class InteractionSink:
 
     def _write_rest(self, project: Project) -> None:
         assert self.db.episode_id is not None
-        self._flush()
+        self._flush(project)
         project.episodes.set_events(self.db.episode_id, event_records(self.agent))
