@@ -45,7 +45,6 @@ def _quiet(_record: dict[str, Any]) -> None:
 def episodes(root: Path, runs: int, ray_cpus: int) -> dict[str, Any]:
     from sim.batch import parse_manifest, queue_batch
     from storage import Project, run_worker
-
     from storage._ray_driver import connect
 
     manifest = parse_manifest(PILOT | {"runs": runs}, source="bench")
