@@ -172,6 +172,9 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="smaller batches")
     args = ap.parse_args()
     os.environ.setdefault("MUJOCO_GL", "egl")
+    # Ray prints its raylet's warnings on stdout; this bench's stdout is one JSON object
+    stdout = os.dup(1)
+    os.dup2(2, 1)
     out: dict[str, Any] = {"bench": "cluster", "ray_cpus": 2}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -190,6 +193,8 @@ def main() -> None:
     import ray
 
     ray.shutdown()
+    sys.stdout.flush()
+    os.dup2(stdout, 1)
     out["goals"] = {"episode_speedup": 1.8, "judge_throughput_of_ideal": 0.8,
                     "driver_overhead_ms": 5.0}  # fmt: skip
     print(json.dumps(out, indent=2))
