@@ -11,7 +11,7 @@ as the paper's CIs resample cases.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,24 +57,37 @@ def _rates(trials: Sequence[Trial]) -> dict[str, float]:
     return out
 
 
+def _case_bootstrap(
+    items: Sequence[Any], rates: Callable[[Sequence[Any]], dict[str, float]], replicates: int,
+    seed: int,
+) -> tuple[list[str], dict[str, list[float] | None]]:  # fmt: skip
+    """(the sources, each rate's 95 % interval): resample whole source clips (every version of
+    one clip together), as the paper's case bootstrap resamples cases."""
+    sources = sorted({x.source for x in items})
+    by_source = {s: [x for x in items if x.source == s] for s in sources}
+    rng = np.random.default_rng(seed)
+    draws = []
+    for _ in range(replicates if len(sources) > 1 else 0):
+        picked = rng.choice(len(sources), len(sources), replace=True)
+        draws.append(rates([x for k in picked for x in by_source[sources[k]]]))
+    cis: dict[str, list[float] | None] = {}
+    for key in rates(items):
+        values = np.array([d[key] for d in draws if not np.isnan(d[key])])
+        cis[key] = ([round(float(np.percentile(values, q)), 3) for q in (2.5, 97.5)]
+                    if len(values) else None)  # fmt: skip
+    return sources, cis
+
+
 def evaluate(
     trials: Sequence[Trial], *, replicates: int = REPLICATES, seed: int = 0
 ) -> dict[str, Any]:
     """Per kind: detection rate with its 95 % case-bootstrap interval and localisation error;
     for the controls, the false-alarm rate and its interval."""
-    sources = sorted({t.source for t in trials})
-    by_source = {s: [t for t in trials if t.source == s] for s in sources}
     point = _rates(trials)
-    rng = np.random.default_rng(seed)
-    draws = []
-    for _ in range(replicates if len(sources) > 1 else 0):
-        picked = rng.choice(len(sources), len(sources), replace=True)
-        draws.append(_rates([t for k in picked for t in by_source[sources[k]]]))
+    sources, cis = _case_bootstrap(trials, _rates, replicates, seed)
     report: dict[str, Any] = {"sources": len(sources), "trials": len(trials)}
     for key in (*CORRUPTIONS, "false_alarm"):
-        values = np.array([d[key] for d in draws if not np.isnan(d[key])])
-        ci = ([round(float(np.percentile(values, q)), 3) for q in (2.5, 97.5)] if len(values)
-              else None)  # fmt: skip
+        ci = cis[key]
         n = sum(1 for t in trials if t.kind == (key if key != "false_alarm" else "none"))
         entry: dict[str, Any] = {"rate": round(point[key], 3), "ci95": ci, "n": n}
         if key != "false_alarm":
@@ -116,22 +129,14 @@ def judge_detection(
     miss). A pair where either clip has no score is left out of the rate and counted in
     ``left_out``. The 95 % interval resamples source clips, as :func:`evaluate` does. The paper
     defines no judge false alarm on controls, so for them only ``controls_scored`` is given."""
-    sources = sorted({s.source for s in scores})
-    by_source = {src: [s for s in scores if s.source == src] for src in sources}
     point = _judge_rates(scores)
-    rng = np.random.default_rng(seed)
-    draws = []
-    for _ in range(replicates if len(sources) > 1 else 0):
-        picked = rng.choice(len(sources), len(sources), replace=True)
-        draws.append(_judge_rates([s for k in picked for s in by_source[sources[k]]]))
+    sources, cis = _case_bootstrap(scores, _judge_rates, replicates, seed)
     control = {s.source: s.p100 for s in scores if s.kind == "none"}
     report: dict[str, Any] = {"sources": len(sources)}
     for kind in CORRUPTIONS:
         mine = [s for s in scores if s.kind == kind]
         scored = sum(1 for s in mine if s.p100 is not None and control.get(s.source) is not None)
-        values = np.array([d[kind] for d in draws if not np.isnan(d[kind])])
-        ci = ([round(float(np.percentile(values, q)), 3) for q in (2.5, 97.5)] if len(values)
-              else None)  # fmt: skip
+        ci = cis[kind]
         rate = None if np.isnan(point[kind]) else round(point[kind], 3)
         report[kind] = {"rate": rate, "ci95": ci, "n": scored, "left_out": len(mine) - scored}
     controls = [s for s in scores if s.kind == "none"]
