@@ -47,3 +47,28 @@ def test_without_ray_the_worker_says_how_to_install_it(
                                    "--drain"])  # fmt: skip
     assert res.exit_code == 2
     assert "pip install 'rollout-workbench[cluster]'" in res.output
+
+
+def test_the_45_episode_batch_runs_on_a_local_cluster(tmp_path: Path) -> None:
+    """Issue 8's pilot batch (3 scenarios × 3 personas × 5 runs) queued by the CLI and run by
+    ``worker --ray local``: every planned episode stored exactly once, each by a Ray node."""
+    from tests.cli.test_batch_cli import MANIFEST
+
+    root = tmp_path / "p"
+    (tmp_path / "m.json").write_text(json.dumps(MANIFEST))
+    res = CliRunner().invoke(cli, ["batch", "run", str(tmp_path / "m.json"), "--project",
+                                   str(root), "--queue-only", "--json"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    batch_id = str(json.loads(res.output)["batch"])
+    cmd = [sys.executable, "-m", "app.cli", "worker", "--project", str(root), "--drain",
+           "--ray", "local", "--ray-cpus", "2", "--concurrency", "2"]  # fmt: skip
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
+    assert out.returncode == 0, out.stderr[-3000:]
+    with Project.open(root) as p:
+        cells = p.batches.cells(batch_id)
+        ids = [c.episode_id for c in cells]
+        assert len(cells) == 45 and None not in ids and len(set(ids)) == 45
+        assert len(p.episodes.list(reference=False)) == 45
+        jobs = [p.jobs.get(int(str(c.job_id))) for c in cells]
+    assert {j.status.value for j in jobs} == {"done"}
+    assert all(j.ran_on and "/" in j.ran_on for j in jobs)  # each ran as a Ray task
