@@ -112,11 +112,15 @@ def _mailbox_class(ray: Any) -> Any:
     return _Mailbox
 
 
-_MAILBOXES: dict[str, Any] = {}  # Ray session -> its mailbox: starting an actor takes ~0.5 s
+_MAILBOXES: dict[tuple[str, str], Any] = {}  # per cluster session: an actor takes ~0.5 s to start
 
 
 def _mailbox(ray: Any) -> Any:
-    session = ray.get_runtime_context().get_job_id()
+    # The job id alone repeats across clusters (a shut-down and re-started local one is
+    # "01000000" again) and a dead cluster's actor handle aborts the process: the driver's
+    # node id is new for each cluster.
+    context = ray.get_runtime_context()
+    session = (context.get_job_id(), context.get_node_id())
     if session not in _MAILBOXES:
         _MAILBOXES[session] = _mailbox_class(ray).remote()
     return _MAILBOXES[session]

@@ -186,3 +186,15 @@ def test_without_ray_the_message_says_how_to_install_it(monkeypatch: pytest.Monk
         ClusterUnavailableError, match=r"pip install 'rollout-workbench\[cluster\]'"
     ):
         import_ray()
+
+
+def test_a_restarted_cluster_in_the_same_process_works(ray: Any, tmp_path: Path) -> None:
+    """A second cluster in one process (tests, a GUI that reconnects) must not be handed the
+    first cluster's mailbox actor: using a dead cluster's handle aborts the process."""
+    for k, root in enumerate((tmp_path / "first", tmp_path / "second")):
+        if k:
+            ray.shutdown()
+            connect("local", cpus=2)
+        _project(root, [{"n": k}])
+        stats = run_worker(root, ray="local", drain=True, log=lambda _r: None)
+        assert stats.done == 1 and _results(root)[1]["n"] == k
