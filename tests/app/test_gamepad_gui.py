@@ -68,3 +68,31 @@ def test_a_virtual_pad_drives_the_arm_in_the_teleop_workspace(
     assert demo.ee_pos[-1, 0] > demo.ee_pos[0, 0] + 0.03
     assert demo.actions[0, 6] == 0.0 and demo.actions[-1, 6] == 1.0  # the grip command
     assert demo.gripper[-1] < demo.gripper[0]  # and the jaws measured closing
+
+
+def test_the_picker_lists_what_is_attached_when_it_opens(
+    qtbot: QtBot,
+    teleop_window: MainWindow,  # noqa: F811 (the imported fixture)
+    virtual: list[int],  # noqa: F811
+) -> None:
+    import sdl2
+
+    ws, _keys = _start(qtbot, teleop_window)
+    assert ws.device.count() == 1  # the keyboard: nothing attached when the workspace was built
+    attach_pad(virtual, b"Late pad")
+    ws.device.showPopup()  # opening the picker looks again
+    ws.device.hidePopup()
+    assert ws.device.findText("gamepad: Late pad") == 1
+    ws.device.setCurrentIndex(1)
+    ws.device.activated.emit(1)
+    assert ws.pad is not None
+    ws.device.showPopup()  # still there: the choice stays
+    ws.device.hidePopup()
+    assert ws.device.currentText() == "gamepad: Late pad" and ws.pad is not None
+    for k in range(sdl2.SDL_NumJoysticks()):  # unplug it
+        sdl2.SDL_JoystickDetachVirtual(k)
+    virtual.clear()
+    sdl2.SDL_JoystickUpdate()
+    ws.device.showPopup()
+    ws.device.hidePopup()
+    assert ws.device.currentText() == "keyboard" and ws.pad is None  # the keys have the arm

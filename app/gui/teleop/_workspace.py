@@ -52,6 +52,19 @@ def export_job(root: Path, fmt: str, out: Path, scenario: str | None) -> tuple[P
         return export_demonstrations(project, fmt, out, scenario=scenario)
 
 
+class _DeviceBox(QComboBox):
+    """The device picker: it lists what is attached at the moment it is opened, so a pad
+    plugged in after the workspace was built is offered without a restart."""
+
+    def __init__(self, workspace: TeleopWorkspace) -> None:
+        super().__init__()
+        self._workspace = workspace
+
+    def showPopup(self) -> None:
+        self._workspace.refresh_devices()
+        super().showPopup()
+
+
 class TeleopWorkspace(QObject):
     """The center of the window while teleoperating (no docks)."""
 
@@ -77,7 +90,7 @@ class TeleopWorkspace(QObject):
         self.scenario.setToolTip("The physics scenario to demonstrate")
         self.arm = QComboBox()
         self.arm.setToolTip("A shipped arm or one of the project's arm profiles")
-        self.device = QComboBox()
+        self.device = _DeviceBox(self)  # lists the devices attached now each time it opens
         self.device.setToolTip(
             "What drives the arm: the keyboard (while the view has focus), a gamepad (SDL) or a "
             "SpaceMouse (hidapi); a device that is not there is not offered"
@@ -245,15 +258,23 @@ class TeleopWorkspace(QObject):
     # ---- devices -----------------------------------------------------------------------
     def refresh_devices(self) -> None:
         """The keyboard, then each gamepad attached now (none without SDL), then each
-        SpaceMouse (none without hidapi)."""
+        SpaceMouse (none without hidapi). The device in use stays chosen while it is listed;
+        if it is gone, the keyboard has the arm again."""
         from app.devices import gamepads, spacemice
 
+        current = self.device.currentText()
+        self.device.blockSignals(True)
         self.device.clear()
         self.device.addItem(KEYBOARD, None)
         for info in gamepads():
             self.device.addItem(f"gamepad: {info.name}", info.index)
         for mouse in spacemice():
             self.device.addItem(f"spacemouse: {mouse.name}", mouse)
+        keep = self.device.findText(current)
+        self.device.setCurrentIndex(max(keep, 0))
+        self.device.blockSignals(False)
+        if keep < 0 and self.pad is not None:  # unplugged since it was chosen
+            self._device_changed()
 
     def _device_changed(self) -> None:
         from app.devices import Gamepad, SpaceMouse
