@@ -64,19 +64,10 @@ class Corruption:
 
 def read_rgb(path: Path) -> tuple[list[Rgb], float]:
     """Every frame of ``path`` (RGB, presentation order) and its average frame rate."""
-    import av
+    from storage.media import MediaError, open_video  # here: sim.synthetic imports no storage
 
-    from storage.media import MediaError  # here: sim.synthetic's modules import no storage
-
-    try:
-        container = av.open(str(path))
-    except (av.error.FFmpegError, OSError) as err:
-        raise MediaError(path, f"cannot open video ({err})") from None
+    container, stream = open_video(path)  # a missing or broken file: MediaError, named
     with container:
-        if not container.streams.video:
-            raise MediaError(path, "no video stream")
-        stream = container.streams.video[0]
-        stream.thread_type = "AUTO"
         frames = [(f.pts or 0, np.asarray(f.to_ndarray(format="rgb24"), dtype=np.uint8))
                   for f in container.decode(stream)]  # fmt: skip
         rate = stream.average_rate or stream.guessed_rate

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from storage.media import MediaError
+from storage.media import MediaError, open_video
 
 WIDTH = 160  # analysis width in pixels: 480p and 1080p clips are both scanned at 160×~90
 GRID = 4  # residual blocks per side
@@ -60,14 +60,8 @@ def gray_frames(path: Path) -> tuple[list[Gray], Floats]:
     from the first frame), in presentation order."""
     import av
 
-    try:
-        container = av.open(str(path))
-    except (av.error.FFmpegError, OSError) as err:
-        raise MediaError(path, f"cannot open video ({err})") from None
+    container, stream = open_video(path)  # a missing or broken file: MediaError, named
     with container:
-        if not container.streams.video:
-            raise MediaError(path, "no video stream")
-        stream = container.streams.video[0]
         stream.thread_type = "SLICE"  # one core: the scan's speed is a per-core figure
         stream.codec_context.thread_count = 1
         size = _analysis_size(stream.codec_context.width, stream.codec_context.height)

@@ -5,6 +5,7 @@ frame's presentation timestamp (see `VideoIndex`). PyAV and OpenCV are imported 
 importing this package is cheap.
 """
 
+from storage.media._av import open_video
 from storage.media._cache import FrameCache
 from storage.media._errors import MediaError
 from storage.media._image import probe_image, read_image_rgb, write_png
@@ -24,6 +25,7 @@ __all__ = [
     "MediaError",
     "VideoIndex",
     "index_video",
+    "open_video",
     "probe_image",
     "read_image_rgb",
     "write_png",
