@@ -45,7 +45,7 @@ def _quiet(_record: dict[str, Any]) -> None:
 def episodes(root: Path, runs: int, ray_cpus: int) -> dict[str, Any]:
     from sim.batch import parse_manifest, queue_batch
     from storage import Project, run_worker
-    from storage._ray_driver import connect
+    from storage.jobs._ray_driver import connect
 
     manifest = parse_manifest(PILOT | {"runs": runs}, source="bench")
     out: dict[str, Any] = {"episodes": 9 * runs}
@@ -115,7 +115,7 @@ def judge_batch(root: Path, videos: int, latency_s: float, concurrency: int,
 def driver_overhead(root: Path, n: int, ray_cpus: int) -> dict[str, Any]:
     """Per task, warm (the cluster started and its worker processes up, as in a long batch)."""
     from storage import Project, run_worker
-    from storage._ray_driver import connect
+    from storage.jobs._ray_driver import connect
 
     connect("local", cpus=ray_cpus)
     out: dict[str, Any] = {"tasks": n}

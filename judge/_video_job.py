@@ -5,7 +5,7 @@ Payload: ``{"video_id": str, "profile": str, "mode": "gated" | "independent" | "
 continuity scan supplies the windows offered (a video not scanned yet, or scanned by an older
 version, is scanned first and the scan stored).
 
-A remote kind (:mod:`storage._remote`), so one implementation runs on a local worker and on a
+A remote kind (:mod:`storage.jobs._remote`), so one implementation runs on a local worker and on a
 Ray cluster (``workbench worker --ray``): :func:`prepare_judge_video` does everything that
 touches the project, on the process that holds it; :func:`judge._video_task.judge_task` judges
 the video anywhere, with plain inputs, the video and f₁ by sha256, and the API key only by the
@@ -46,7 +46,6 @@ from storage import (
     RunCall,
     RunResult,
     register,
-    register_remote,
     run_here,
 )
 from storage.continuity import Scan, scan_video
@@ -101,7 +100,7 @@ def parse_payload(payload: Mapping[str, Any]) -> JudgeRequest:
     return JudgeRequest(video_id, profile, str(mode), dict(overrides))
 
 
-@register_remote(JUDGE_KIND)
+@register(JUDGE_KIND, remote=True)
 def prepare_judge_video(
     ctx: JobContext,
     project: Project,
@@ -167,12 +166,6 @@ def prepare_judge_video(
 
     return RemoteTask(fn=fn, inputs=inputs, finish=finish, files=files, env=env,
                       on_event=on_event, on_failure=on_failure)  # fmt: skip
-
-
-@register(JUDGE_KIND)
-def judge_video_job(ctx: JobContext) -> JobOutcome:
-    """The registered ``judge.video`` kind run here (the real, configured model client)."""
-    return run_here(ctx, prepare_judge_video)
 
 
 def run_judge_video(

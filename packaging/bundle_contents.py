@@ -42,7 +42,7 @@ DROP_FILES = re.compile(
     r"|PySide6/Qt/translations/.*|PySide6/Qt/plugins/platformthemes/libqgtk3\.so)$"
 )
 
-#: imported by name at run time (storage._kinds.load_kind_modules), so analysis cannot see them
+#: imported by name at run time (storage.jobs.load_kind_modules), so analysis cannot see them
 HIDDEN = ["judge", "sim.batch", "app.cli", "app.gui"]
 #: packages whose modules are imported by name at run time: PyOpenGL loads its platform (EGL,
 #: GLX, OSMesa) and array handlers by string, and MuJoCo's renderer needs the one it picks

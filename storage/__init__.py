@@ -42,7 +42,7 @@ from storage._bundles import (
 )
 from storage._caseformat import FORMAT as CASE_FORMAT
 from storage._caseformat import CaseFile, CaseImportError, read_case_file
-from storage._continuity_kind import (
+from storage._continuity import (
     CONTINUITY_KIND,
     INLINE_SCAN_MAX_S,
     ContinuityStatus,
@@ -89,7 +89,6 @@ from storage._interaction_records import (
     Speaker,
     TurnRecord,
 )
-from storage._jobkind import JobContext, JobError, JobFunction, JobOutcome
 from storage._jobs import (
     DEFAULT_MAX_ATTEMPTS,
     DEFAULT_RATE_LIMIT_BACKOFF_S,
@@ -115,13 +114,6 @@ from storage._judge_records import (
     RunTrace,
     ScoreFn,
 )
-from storage._kinds import (
-    JOB_KINDS,
-    UnknownJobKindError,
-    get_kind,
-    load_kind_modules,
-    register,
-)
 from storage._panel_data import ProjectPanel, load_gate_records, load_panel
 from storage._profiles import ProfileNotFoundError, Profiles
 from storage._project import Project, ProjectError
@@ -133,7 +125,6 @@ from storage._quality_verdicts import (
     QualityVerdicts,
     VerdictCode,
 )
-from storage._ray_driver import ClusterUnavailableError
 from storage._records import (
     Case,
     Clutter,
@@ -146,7 +137,6 @@ from storage._records import (
     Subgoal,
     Video,
 )
-from storage._remote import REMOTE_KINDS, Channel, RemoteTask, register_remote, run_here
 from storage._settings import Settings, SettingsError, load_settings
 from storage._studies import Assignment, PanelSelection, Studies, Study, StudyVideo
 from storage._study_calibration import (
@@ -156,7 +146,26 @@ from storage._study_calibration import (
     CalibrationResult,
     StudyError,
 )
-from storage._worker import LogSink, WorkerStats, run_worker, stderr_log
+from storage.jobs import (
+    JOB_KINDS,
+    Channel,
+    ClusterUnavailableError,
+    JobContext,
+    JobError,
+    JobFunction,
+    JobKind,
+    JobOutcome,
+    LogSink,
+    RemoteTask,
+    UnknownJobKindError,
+    WorkerStats,
+    get_kind,
+    load_kind_modules,
+    register,
+    run_here,
+    run_worker,
+    stderr_log,
+)
 
 __all__ = [
     "ARM_REF",
@@ -169,7 +178,6 @@ __all__ = [
     "INLINE_SCAN_MAX_S",
     "JOB_KINDS",
     "QUALITY_MODE",
-    "REMOTE_KINDS",
     "VERDICT_CODES",
     "ActionRecord",
     "ActionSource",
@@ -235,6 +243,7 @@ __all__ = [
     "JobContext",
     "JobError",
     "JobFunction",
+    "JobKind",
     "JobOutcome",
     "JobStatus",
     "Jobs",
@@ -315,7 +324,6 @@ __all__ = [
     "rated_panel",
     "read_case_file",
     "register",
-    "register_remote",
     "rubric_ablation",
     "run_here",
     "run_worker",

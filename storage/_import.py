@@ -7,7 +7,7 @@ so importing the same files again finds them already present and changes nothing
 
 Each video the import adds gets its continuity scan in the same transaction: made while the
 import checks the other files if the clip is short, else queued as a ``continuity.scan`` job
-(:mod:`storage._continuity_kind`); a scan that fails is queued too and never fails the import.
+(:mod:`storage.jobs._continuity_kind`); a scan that fails is queued too and never fails the import.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import sqlite_utils
 
 from storage._bundle_format import file_sha256
 from storage._caseformat import CASE_FILE, CaseFile, CaseImportError, read_case_file
-from storage._continuity_kind import ImportScans
+from storage._continuity import ImportScans
 from storage._db import write
 from storage._history import now
 from storage._project import Project

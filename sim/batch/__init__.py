@@ -10,7 +10,6 @@ from sim.batch._attribution import GUIDANCE_WINDOW, propose_attribution, store_a
 from sim.batch._jobs import (
     AFTER_STORE,
     EPISODE_KIND,
-    episode_job,
     prepare_episode,
     queue_batch,
     run_episode_task,
@@ -58,7 +57,6 @@ __all__ = [
     "ResultsTable",
     "Row",
     "drill_down",
-    "episode_job",
     "format_summary",
     "load_manifest",
     "parse_manifest",

@@ -5,7 +5,7 @@ one transaction: a batch is queued whole or not at all. The job's payload only p
 planned run (``{"batch_id", "cell", "run"}``); what to run is read from the stored manifest, so
 the plan the user saw is the plan that runs.
 
-The job is a remote kind (:mod:`storage._remote`), so a laptop's worker and a Ray cluster run
+The job is a remote kind (:mod:`storage.jobs._remote`), so a laptop's worker and a Ray cluster run
 the same code:
 
 - :func:`prepare_episode`, where the project is: reads the batch, its planned run and
@@ -68,8 +68,6 @@ from storage import (
     Project,
     RemoteTask,
     register,
-    register_remote,
-    run_here,
 )
 
 EPISODE_KIND = "sim.episode"
@@ -179,7 +177,7 @@ def _payload(payload: Mapping[str, Any]) -> tuple[str, int, int]:
 # ---- on the holder of the project: what the episode needs, and storing what it made ---------
 
 
-@register_remote(EPISODE_KIND)
+@register(EPISODE_KIND, remote=True)
 def prepare_episode(ctx: JobContext, project: Project) -> RemoteTask | JobOutcome:
     """Read everything one planned episode needs from the project (see the module
     docstring); a run stored already is done."""
@@ -188,12 +186,6 @@ def prepare_episode(ctx: JobContext, project: Project) -> RemoteTask | JobOutcom
         return _prepare(project, batch_id, cell, run)
     except UserError as err:  # a manifest, scenario, arm or profile that cannot be used
         raise JobError(f"{EPISODE_KIND}: {err}") from None
-
-
-@register(EPISODE_KIND)
-def episode_job(ctx: JobContext) -> JobOutcome:
-    """Run one planned episode of a batch here, through the same three parts a cluster runs."""
-    return run_here(ctx, prepare_episode)
 
 
 def _prepare(project: Project, batch_id: str, cell: int, run: int) -> RemoteTask | JobOutcome:

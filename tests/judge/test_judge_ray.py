@@ -42,7 +42,7 @@ TIMEOUT_S = 0.5
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Path]:
     """A local Ray (2 CPUs, loopback) whose processes have the key; yields its session folder."""
-    from storage._ray_driver import connect
+    from storage.jobs._ray_driver import connect
 
     assert not ray.is_initialized(), "another test left Ray running"
     with pytest.MonkeyPatch.context() as mp:

@@ -239,7 +239,7 @@ def test_bad_selections_are_refused_before_anything_is_queued(
         assert "two different model profiles" in (p.jobs.get(bad).error or "")
         assert "judge 'gone': no model profile" in (p.jobs.get(removed).error or "")
         assert p.jobs.get(removed).attempts == 1
-    assert JOB_KINDS[QUALITY_KIND] is judge_quality_job
+    assert JOB_KINDS[QUALITY_KIND].run is judge_quality_job
 
 
 def test_the_verdicts_are_written_with_the_job_not_before(project: tuple[Path, str]) -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from judge import ModelCallFailed, ScriptedModel, perfect_judge, scripted_judge
 from judge._api import CallFailed, CallRecorder, ModelAPI, SpendCapReached, Usage
-from judge._video_job import judge_video_job, run_judge_video
+from judge._video_job import prepare_judge_video, run_judge_video
 from storage import JOB_KINDS, JobError, JobOutcome, JudgeRuns, Project, import_cases, run_worker
 from storage._db import write
 from tests.casefactory import make_case
@@ -206,7 +206,7 @@ def test_retry_abandons_the_earlier_attempts_run(project: tuple[Path, str]) -> N
 
 
 def test_the_kind_is_registered() -> None:
-    assert JOB_KINDS["judge.video"] is judge_video_job
+    assert JOB_KINDS["judge.video"].prepare is prepare_judge_video
 
 
 def test_a_worker_runs_the_job_and_writes_the_run_with_the_job(

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-import storage._continuity_kind as kind_module
+import storage._continuity as kind_module
 from annotation import Answer
 from storage import CSV_COLUMNS, Project, continuity_export, import_cases, to_csv, to_json
 from storage.continuity import Scan, Window

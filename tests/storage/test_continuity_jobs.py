@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-import storage._continuity_kind as kind_module
+import storage._continuity as kind_module
 from storage import (
     CONTINUITY_KIND,
     JobStatus,

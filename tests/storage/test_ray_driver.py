@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from storage import ClusterUnavailableError, JobStatus, Project, run_worker
-from storage._ray_driver import connect, import_ray
+from storage.jobs._ray_driver import connect, import_ray
 
 pytestmark = pytest.mark.slow
 KEY_NAME = "WB_TEST_RAY_KEY"

@@ -299,7 +299,7 @@ def test_a_job_learns_its_lease_was_taken_before_its_next_call(
     """Suspended past its lease while another claim took the job, with no heartbeat since (the
     heartbeat thread starved here): the job's own cancelled() renews, is refused, and says stop
     before the next model call. Without that check it would go on paying for a lost job."""
-    import storage._worker as worker_module
+    import storage.jobs._worker as worker_module
 
     monkeypatch.setattr(worker_module._Worker, "_beat", lambda self, project, rec: None)
     seen: dict[str, bool] = {}

@@ -23,7 +23,7 @@ from sim.episode import add_arm, replay_episode
 from sim.interact import replay_interactive
 from sim.scenario import shipped
 from storage import JobStatus, Project, run_worker
-from storage._ray_driver import connect
+from storage.jobs._ray_driver import connect
 from tests.sim.episode.test_arm_profiles import NAMES, lab_arm
 
 pytestmark = pytest.mark.slow

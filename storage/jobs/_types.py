@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from storage._project import Project
+if TYPE_CHECKING:
+    from storage._project import Project
 
 
 class JobContext(Protocol):

@@ -1,12 +1,7 @@
-"""The ``continuity.scan`` job kind, and the two ways a project asks for scans.
+"""The two ways a project asks for continuity scans, and what it knows of them.
 
-Payload: ``{"sha256": <the media file's sha256>}``. The job decodes the project's copy of the
-file, scans it (:func:`storage.continuity.scan_video`) and stores the scan in the transaction
-that marks the job done. A file that already has a scan of the current version is a no-op, so
-queueing twice, or a scan made at import meanwhile, costs nothing.
-
-It is registered when ``storage`` is imported (as the diagnostic kinds are), so every worker
-hosts it whatever else it loads.
+The scan itself runs as the ``continuity.scan`` job kind (:mod:`storage.jobs._continuity_kind`)
+or, for short clips, inline at import:
 
 - :func:`queue_continuity_scans` queues a job for every video file of a project that lacks a
   current scan and has none queued (an older project, a changed threshold file).
@@ -25,54 +20,14 @@ from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from storage._jobkind import JobContext, JobError, JobOutcome
-from storage._kinds import register
 from storage._project import Project
 from storage.continuity import Scan, scan_video
-from storage.media import MediaError
 
 CONTINUITY_KIND = "continuity.scan"
 INLINE_SCAN_MAX_S = 30.0  # import scans clips up to this long itself (~1 s of work at 480p)
 # Ahead of judge jobs (100): a scan takes a second, and a judge run may want its windows.
 SCAN_PRIORITY = 50
 _IMPORT_THREADS = max(1, min(4, os.cpu_count() or 1))
-
-
-def _ref(sha256: str) -> str:
-    return f"continuity_scans:{sha256}"
-
-
-@register(CONTINUITY_KIND)
-def continuity_scan_job(ctx: JobContext) -> JobOutcome:
-    """Scan the payload's file and store the scan; nothing to do if it has a current one."""
-    sha = ctx.payload.get("sha256")
-    if not isinstance(sha, str) or not sha:
-        raise JobError("continuity.scan: payload field 'sha256' must name a media file")
-    with Project.open(ctx.project_root) as project:
-        if project.continuity.get(sha) is not None:
-            ctx.log("continuity.current")
-
-            def nothing(_p: Project) -> str:
-                return _ref(sha)
-
-            return JobOutcome(write=nothing)
-        row = project.db.execute(
-            "SELECT rel_path FROM media WHERE sha256 = ? AND kind = 'video'", [sha]
-        ).fetchone()
-        if row is None:
-            raise JobError(f"continuity.scan: no video file {sha[:12]}… in this project")
-        path = project.media_dir / str(row[0])
-    ctx.progress(0.0, "scanning every frame")
-    try:
-        scan = scan_video(path)
-    except MediaError as err:  # the same bytes will not decode on another attempt either
-        raise JobError(f"continuity.scan: {err}") from None
-
-    def save(p: Project) -> str:
-        p.continuity.save(sha, scan)
-        return _ref(sha)
-
-    return JobOutcome(write=save)
 
 
 def queued_scans(project: Project) -> set[str]:

@@ -15,10 +15,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from storage._jobkind import JobContext, JobError, JobOutcome
-from storage._kinds import register
 from storage._project import Project
-from storage._remote import Channel, RemoteTask, register_remote, run_here
+from storage.jobs._registry import register
+from storage.jobs._remote import Channel, RemoteTask
+from storage.jobs._types import JobContext, JobError, JobOutcome
 
 # ---- diagnostic kinds ------------------------------------------------------------------------
 _SLEEP_STEP_S = 0.05  # how quickly diag.sleep notices a cancellation
@@ -87,8 +87,8 @@ def _diag_task(inputs: Mapping[str, Any], files: Mapping[str, Path], channel: Ch
     }
 
 
-@register_remote("diag.task")
-def _prepare_diag_task(ctx: JobContext, project: Project) -> RemoteTask:
+@register("diag.task", remote=True)
+def prepare_diag_task(ctx: JobContext, project: Project) -> RemoteTask:
     payload = dict(ctx.payload)
     files = {}
     for name, sha in dict(payload.pop("files", {}) or {}).items():
@@ -101,9 +101,3 @@ def _prepare_diag_task(ctx: JobContext, project: Project) -> RemoteTask:
 
     return RemoteTask(fn=_diag_task, inputs=payload, finish=finish, files=files,
                       env=(env,) if env else (), cpus=float(payload.get("cpus", 1.0)))  # fmt: skip
-
-
-@register("diag.task")
-def diag_task(ctx: JobContext) -> JobOutcome:
-    """``diag.task`` run here (the local worker), through the same three parts."""
-    return run_here(ctx, _prepare_diag_task)

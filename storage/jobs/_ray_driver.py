@@ -1,8 +1,8 @@
 """``workbench worker --ray``: the project's queue run on a Ray cluster, the project still the
 one source of truth.
 
-The driver is the local worker (:mod:`storage._worker`) with one difference: a job of a
-:data:`~storage._remote.REMOTE_KINDS` kind is prepared here, executed as a Ray task, and
+The driver is the local worker (:mod:`storage.jobs._worker`) with one difference: a job of a
+remote kind (registered with ``remote=True``) is prepared here, executed as a Ray task, and
 finished here. Everything that makes the queue safe stays where it was: the claim, the lease
 and its heartbeats, cancellation, the attempt budget, the spend cap and the exactly-once write
 are the driver's, on its own SQLite connections; Ray workers never open the project.
@@ -39,10 +39,10 @@ from pathlib import Path
 from typing import Any
 
 from annotation import UserError
-from storage._jobkind import JobError, JobOutcome
-from storage._kinds import get_kind
 from storage._project import Project
-from storage._remote import REMOTE_KINDS, RemoteTask, failed
+from storage.jobs._registry import get_kind
+from storage.jobs._remote import RemoteTask, failed
+from storage.jobs._types import JobError, JobOutcome
 
 POLL_S = 0.05  # how often a runner looks at its task and its mailbox
 CANCEL_GRACE_S = 5.0  # after a cancel, how long a task may take to notice before Ray kills it
@@ -127,7 +127,7 @@ def _mailbox(ray: Any) -> Any:
 
 
 class _TaskChannel:
-    """The :class:`~storage._remote.Channel` a task gets. Posts to the mailbox actor without
+    """The :class:`~storage.jobs._remote.Channel` a task gets. Posts to the mailbox actor without
     waiting (calls from one task reach the actor in order); :meth:`flush` waits for the last,
     so everything a task posted is in the mailbox before its result is."""
 
@@ -240,9 +240,10 @@ class RayExecutor:
         self._pending: dict[int, deque[Any]] = {}
 
     def __call__(self, kind: str, rec: Any) -> JobOutcome:
-        prepare = REMOTE_KINDS.get(kind)
-        if prepare is None:
-            return get_kind(kind)(rec)
+        registered = get_kind(kind)
+        prepare = registered.prepare
+        if prepare is None:  # a local kind runs on the driver's own runner thread
+            return registered.run(rec)
         project: Project = rec.project  # the runner's own connection: this thread's
         task = prepare(rec, project)
         if isinstance(task, JobOutcome):

@@ -33,11 +33,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from storage import _diag_kinds  # noqa: F401  (registers diag.sleep and diag.echo)
-from storage._jobkind import JobError, JobOutcome
 from storage._jobs import Job
-from storage._kinds import JOB_KINDS, UnknownJobKindError, get_kind, load_kind_modules
 from storage._project import Project
+from storage.jobs._registry import JOB_KINDS, UnknownJobKindError, get_kind, load_kind_modules
+from storage.jobs._types import JobError, JobOutcome
 
 LogSink = Callable[[dict[str, Any]], None]
 
@@ -116,7 +115,7 @@ def run_worker(
         ray: Run remote kinds as tasks on the Ray cluster at this address (``local``: start
             one here, with ``ray_cpus`` CPUs); ``concurrency`` is then the most tasks in
             flight. This process stays the only one that opens the project
-            (:mod:`storage._ray_driver`).
+            (:mod:`storage.jobs._ray_driver`).
 
     Returns:
         Counts of what happened.
@@ -132,7 +131,7 @@ def run_worker(
     ident, stop = worker_id or make_worker_id(), stop or threading.Event()
     w = _Worker(project_root, ident, drain, lease_s, poll_s, stop, kinds, log or stderr_log())
     if ray is not None:
-        from storage._ray_driver import RayExecutor, connect
+        from storage.jobs._ray_driver import RayExecutor, connect
 
         try:
             w.execute = RayExecutor(connect(ray, cpus=ray_cpus), Path(project_root), w.emit)
@@ -224,9 +223,9 @@ class _Worker:
     beat_stop: threading.Event = field(default_factory=threading.Event)
     active: dict[int, _Running] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)  # guards stats and active
-    #: runs a claimed job's kind: here by default, or on a cluster (storage._ray_driver)
+    #: runs a claimed job's kind: here by default, or on a cluster (storage.jobs._ray_driver)
     execute: Callable[[str, _Running], JobOutcome] = field(
-        default=lambda kind, rec: get_kind(kind)(rec)
+        default=lambda kind, rec: get_kind(kind).run(rec)
     )
 
     # ---- logging and counting ----------------------------------------------------------------

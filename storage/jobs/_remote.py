@@ -28,10 +28,10 @@ from collections.abc import Callable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol
 
-from storage._jobkind import JobContext, JobError, JobOutcome
 from storage._project import Project
+from storage.jobs._types import JobContext, JobError, JobOutcome
 
 
 class Channel(Protocol):
@@ -64,24 +64,8 @@ class RemoteTask:
 
 
 Prepare = Callable[[JobContext, Project], "RemoteTask | JobOutcome"]
-P = TypeVar("P", bound=Prepare)
-
-REMOTE_KINDS: dict[str, Prepare] = {}
-"""Kind name -> its ``prepare``; such kinds can run on a cluster (``workbench worker --ray``)."""
-
-
-def register_remote(kind: str) -> Callable[[P], P]:
-    """Decorator: ``kind`` can run remotely, prepared by the decorated function. The kind's
-    local job function should be ``lambda ctx: run_here(ctx, prepare)`` (one implementation)."""
-
-    def decorate(fn: P) -> P:
-        held = REMOTE_KINDS.get(kind)
-        if held is not None and held is not fn:
-            raise ValueError(f"remote kind {kind!r} is already registered by {held.__qualname__}")
-        REMOTE_KINDS[kind] = fn
-        return fn
-
-    return decorate
+"""A remote kind's first part, registered with ``register(kind, remote=True)``
+(:mod:`storage.jobs._registry`)."""
 
 
 class _LocalChannel:
