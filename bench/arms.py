@@ -83,8 +83,7 @@ def _check(name: str) -> dict[str, Any]:
 
 def scenario_table(arm: str) -> list[dict[str, Any]]:
     """The capability table's prediction against a physics run of each scenario's reference."""
-    from sim.episode import open_scenario, run_episode
-    from sim.mujoco import capability_table, open_scenarios
+    from sim.episode import capability_table, open_scenario, open_scenarios, run_episode
 
     rows = []
     for cap in capability_table(specs()[arm], open_scenarios(["all"])).rows:

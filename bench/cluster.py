@@ -80,7 +80,8 @@ def judge_batch(root: Path, videos: int, latency_s: float, concurrency: int,
                 ray_cpus: int) -> dict[str, Any]:  # fmt: skip
     """Judge ``videos`` demo clips through the loopback server at ``concurrency``."""
     from judge import ModelProfile, queue_judge, save_profile
-    from judge.loopback import Delay, FakeServer, wire_responder
+    from judge.models.loopback import Delay, FakeServer
+    from judge.video.loopback import wire_responder
     from sim.synthetic import write_demo_cases
     from storage import Profiles, Project, import_cases, run_worker
 

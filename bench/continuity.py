@@ -76,7 +76,7 @@ def mujoco_clips(out: Path, scenarios: tuple[str, ...]) -> list[Path]:
 
 def scan_all(corruptions: list[Any]) -> list[tuple[Any, Any, float]]:
     """(corruption, signals, seconds) per clip; single-threaded."""
-    from storage.continuity import scan_signals
+    from storage.media.continuity import scan_signals
 
     out = []
     for c in corruptions:
@@ -87,7 +87,7 @@ def scan_all(corruptions: list[Any]) -> list[tuple[Any, Any, float]]:
 
 
 def trials(scanned: list[tuple[Any, Any, float]], detector: Any) -> list[Any]:
-    from storage.continuity import Trial
+    from storage.media.continuity import Trial
 
     return [Trial(source=c.source, kind=c.kind, start_s=c.start_s, end_s=c.end_s,
                   windows=tuple(detector(s))) for c, s, _sec in scanned]  # fmt: skip
@@ -104,7 +104,7 @@ def difference_at_false_alarm(scanned: list[tuple[Any, Any, float]], rate: float
 
 
 def report(scanned: list[tuple[Any, Any, float]]) -> dict[str, Any]:
-    from storage.continuity import difference_windows, evaluate, find_windows, load_thresholds
+    from storage.media.continuity import difference_windows, evaluate, find_windows, load_thresholds
 
     th = load_thresholds()
     out: dict[str, Any] = {"scan": evaluate(trials(scanned, lambda s: find_windows(s, th)[0]))}
@@ -119,8 +119,8 @@ def report(scanned: list[tuple[Any, Any, float]]) -> dict[str, Any]:
 def speed(clips: list[Path]) -> dict[str, Any]:
     import cv2
 
-    from storage.continuity import scan_video
     from storage.media import index_video
+    from storage.media.continuity import scan_video
 
     cv2.setNumThreads(1)
     out = {}
@@ -139,7 +139,7 @@ def speed(clips: list[Path]) -> dict[str, Any]:
 def calibrate(scanned: list[tuple[Any, Any, float]]) -> dict[str, Any]:
     """What the detect threshold was chosen from: on the seed-0 clips, each control's highest
     combined score and each corruption's highest score inside its edit."""
-    from storage.continuity import find_windows, load_thresholds
+    from storage.media.continuity import find_windows, load_thresholds
 
     th = load_thresholds()
     loose = th.model_copy(update={"detect": 1e-6})

@@ -74,9 +74,10 @@ from judge import (
     save_profile,
     scripted_judge,
 )
-from judge._api import Message, Tool, ToolCall
-from judge._scripted import Responder, offered
-from judge.loopback import Action, Delay, FakeServer, wire_responder
+from judge.models import Message, Responder, Tool, ToolCall
+from judge.models.loopback import Action, Delay, FakeServer
+from judge.video._scripts import offered
+from judge.video.loopback import wire_responder
 from storage import JudgeRuns, Project, import_cases, run_worker
 
 PROFILE = "loopback"
@@ -393,7 +394,7 @@ def timing_sampler() -> Iterator[dict[str, float]]:
     The run decodes its uniform samples on a helper thread while the planning calls are out,
     so the time before the first call is not the frame work; these are summed where they run.
     """
-    from judge._pipeline._frames import FrameSampler
+    from judge.video import FrameSampler
 
     spent = dict.fromkeys(("image", "prefetch", "uniform", "window"), 0.0)
     originals = {name: getattr(FrameSampler, name) for name in spent}
@@ -426,10 +427,9 @@ def time_direct(p: Project, video_id: str, profile: str, out: Direct) -> None:
     its frame work is the time spent in the frame sampler (f1, the Task and Physics samples,
     the inspection windows); then its calls and result are written as the job writes them."""
     from judge import PROMPT_VERSION, ScriptedModel, judge_video
-    from judge._api import CallRecord
-    from judge._pipeline import run_config
-    from judge._pipeline._frames import encode_jpeg
-    from judge._video_job import run_call
+    from judge.models import encode_jpeg
+    from judge.video import run_config
+    from storage import RunCall
     from storage.media import FrameReader, read_image_rgb
 
     cfg = JudgeConfig()
@@ -449,7 +449,7 @@ def time_direct(p: Project, video_id: str, profile: str, out: Direct) -> None:
         finally:
             in_model[0] += time.perf_counter() - t
 
-    records: list[CallRecord] = []
+    records: list[RunCall] = []
     api = ScriptedModel(respond, recorder=records.append)
     with counting_decoder() as decoded, timing_sampler() as spent:
         t0 = time.perf_counter()
@@ -472,8 +472,7 @@ def time_direct(p: Project, video_id: str, profile: str, out: Direct) -> None:
     run_id = runs.start(job_id=None, video_id=video_id, profile="scripted", model="scripted",
                         mode="gated", prompt_version=PROMPT_VERSION,
                         config=run_config(cfg, "gated"))  # fmt: skip
-    for r in records:
-        call = run_call(r)
+    for call in records:
         with stopwatch() as t:
             runs.record_call(run_id, call)
         out.record_call_s.append(t[0])

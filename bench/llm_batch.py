@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import judge  # noqa: F401  (registers the llm participants)
 from judge import ModelProfile, save_profile
-from judge.loopback import Delay, FakeServer, Reply
+from judge.models.loopback import Delay, FakeServer, Reply
 from sim.batch import EPISODE_KIND, parse_manifest, queue_batch
 from storage import Profiles, Project, run_worker
 

@@ -17,9 +17,9 @@ from PySide6.QtWidgets import QApplication
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.gui._main_window import MainWindow
-from judge import ModelProfile, queue_judge, save_profile
-from judge._scripted import scripted_judge
-from judge.loopback import FakeServer, wire_responder
+from judge import ModelProfile, queue_judge, save_profile, scripted_judge
+from judge.models.loopback import FakeServer
+from judge.video.loopback import wire_responder
 from storage import Project, load_settings, run_worker
 
 

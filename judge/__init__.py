@@ -2,13 +2,57 @@
 ``judge.quality`` job kinds.
 
 The queue, the job-kind registry and the worker runtime are ``storage``'s (neutral ground that
-``sim`` shares); ``judge`` only registers its kind."""
+``sim`` shares); ``judge`` only registers its kind.
 
-from judge._client import ModelCallFailed, OpenAIModel
-from judge._llm_assistant import ASSISTANT_PROMPT_VERSION, LLMAssistant
-from judge._llm_common import ModelParticipantError
-from judge._llm_user import USER_PROMPT_VERSION, LLMUser
-from judge._pipeline import (
+By concern: ``judge.models`` calls a model (client, wire format, profiles and keys, spend cap,
+scripted model; the loopback server in ``judge.models.loopback``), ``judge._prompts`` is the one
+prompt helper, and above them, independent of each other, ``judge.video`` (the staged Ego2Act
+judge and its job), ``judge.quality`` (the interaction-quality judge) and ``judge.agents`` (the
+LLM user, the LLM assistant and the tool agent).
+"""
+
+from judge.agents import (
+    ASSISTANT_PROMPT_VERSION,
+    CATEGORIES,
+    TOOL_AGENT_PROMPT_VERSION,
+    TOOLS,
+    USER_PROMPT_VERSION,
+    LLMAssistant,
+    LLMUser,
+    ModelParticipantError,
+    ToolAgent,
+    ToolAgentConfig,
+    ToolSpec,
+    action_counts,
+    tool_agent_factory,
+    tool_usage,
+)
+from judge.models import (
+    ModelCallFailed,
+    ModelProfile,
+    OpenAIModel,
+    QueueError,
+    ScriptedModel,
+    load_profile,
+    resolve_api_key,
+    save_profile,
+    store_api_key,
+)
+from judge.quality import PROMPT_VERSION as QUALITY_PROMPT_VERSION
+from judge.quality import (
+    QUALITY_KIND,
+    QualityRound,
+    QualityRoundsError,
+    QualityScores,
+    episode_rounds,
+    quality_items,
+    quality_scores,
+    queue_quality,
+    run_judge_quality,
+    stored_verdicts,
+)
+from judge.video import (
+    JUDGE_KIND,
     MAX_CONTINUITY_WINDOWS,
     MODES,
     PROMPT_VERSION,
@@ -17,32 +61,12 @@ from judge._pipeline import (
     JudgeResult,
     PipelineError,
     judge_video,
+    perfect_judge,
+    queue_judge,
     rule_scores,
+    run_judge_video,
+    scripted_judge,
 )
-from judge._profiles import (
-    ModelProfile,
-    load_profile,
-    resolve_api_key,
-    save_profile,
-    store_api_key,
-)
-from judge._quality_items import quality_items
-from judge._quality_judge import QUALITY_KIND, run_judge_quality
-from judge._quality_judge_prompt import PROMPT_VERSION as QUALITY_PROMPT_VERSION
-from judge._quality_judge_rounds import QualityRound, QualityRoundsError, episode_rounds
-from judge._quality_judge_scores import (
-    QualityScores,
-    quality_scores,
-    queue_quality,
-    stored_verdicts,
-)
-from judge._queue import JUDGE_KIND, QueueError, queue_judge
-from judge._scripted import ScriptedModel, perfect_judge, scripted_judge
-from judge._tool_agent import TOOL_AGENT_PROMPT_VERSION, ToolAgent
-from judge._tool_agent_run import tool_agent_factory
-from judge._tool_agent_session import ToolAgentConfig
-from judge._tool_agent_tools import CATEGORIES, TOOLS, ToolSpec, action_counts, tool_usage
-from judge._video_job import run_judge_video
 from sim.interact import register_assistant, register_user
 
 # The participant registry is sim's; importing judge adds the model-backed participants.

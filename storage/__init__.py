@@ -22,34 +22,16 @@ from storage._arm_profiles import (
     tree_digest,
 )
 from storage._batches import Batches
-from storage._blind_media import BlindingError, blind_copy
-from storage._bundle_format import BundleError
-from storage._bundle_merge import Conflict
-from storage._bundle_work import (
-    MergeConflictError,
-    MergeReport,
-    WorkExport,
-    export_work,
-    import_work,
-)
-from storage._bundles import (
-    AssignmentExport,
-    BundleOrigin,
-    OpenedAssignment,
-    bundle_origin,
-    export_assignment,
-    open_assignment,
-)
 from storage._caseformat import FORMAT as CASE_FORMAT
 from storage._caseformat import CaseFile, CaseImportError, read_case_file
-from storage._continuity import (
+from storage._continuity_scans import (
     CONTINUITY_KIND,
     INLINE_SCAN_MAX_S,
+    ContinuityScans,
     ContinuityStatus,
     continuity_status,
     queue_continuity_scans,
 )
-from storage._continuity_store import ContinuityScans
 from storage._db import SchemaTooNewError
 from storage._episode_notes import EpisodeNotes, NoteRecord
 from storage._episode_records import (
@@ -138,6 +120,7 @@ from storage._records import (
     Video,
 )
 from storage._settings import Settings, SettingsError, load_settings
+from storage._stored_media import stored_media_path
 from storage._studies import Assignment, PanelSelection, Studies, Study, StudyVideo
 from storage._study_calibration import (
     CalibrationItem,
@@ -145,6 +128,21 @@ from storage._study_calibration import (
     CalibrationReport,
     CalibrationResult,
     StudyError,
+)
+from storage.bundles import (
+    AssignmentExport,
+    BundleError,
+    BundleOrigin,
+    Conflict,
+    MergeConflictError,
+    MergeReport,
+    OpenedAssignment,
+    WorkExport,
+    bundle_origin,
+    export_assignment,
+    export_work,
+    import_work,
+    open_assignment,
 )
 from storage.jobs import (
     JOB_KINDS,
@@ -166,6 +164,7 @@ from storage.jobs import (
     run_worker,
     stderr_log,
 )
+from storage.media import BlindingError, blind_copy
 
 __all__ = [
     "ARM_REF",
@@ -328,6 +327,7 @@ __all__ = [
     "run_here",
     "run_worker",
     "stderr_log",
+    "stored_media_path",
     "to_csv",
     "to_json",
     "tree_digest",

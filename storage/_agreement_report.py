@@ -9,7 +9,7 @@ same for the rubric ablation. Both refuse by name what cannot be computed: an un
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -28,7 +28,9 @@ from annotation import (
     panel_consensus,
 )
 from storage._panel_data import ProjectPanel, load_gate_records, load_panel
-from storage._project import Project
+
+if TYPE_CHECKING:
+    from storage._project import Project
 
 HumanSuccess = Literal["rated", "max"]
 FloatArray = npt.NDArray[np.float64]

@@ -10,11 +10,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from storage._episode_notes import NoteRecord
-from storage._episode_records import EpisodeRecord
-from storage._interaction_records import AttributionRecord, BatchCellRecord
-
 if TYPE_CHECKING:
+    from storage._episode_notes import NoteRecord
+    from storage._episode_records import EpisodeRecord
+    from storage._interaction_records import AttributionRecord, BatchCellRecord
     from storage._project import Project
 
 

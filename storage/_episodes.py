@@ -22,7 +22,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from storage._bundle_format import file_sha256
 from storage._db import ids_with_prefix, write
 from storage._episode_records import (
     ActionRecord,
@@ -61,6 +60,8 @@ from storage._interaction_records import (
     one_of,
     turn_row,
 )
+from storage._staging import MediaFile, insert_media, stage
+from storage.media import MediaError, file_sha256, index_video
 
 if TYPE_CHECKING:
     from storage._project import Project
@@ -296,9 +297,6 @@ class Episodes:
         a new recording of the same camera replaces the artifact row (the old file stays: media
         are never modified or deleted).
         """
-        from storage._import import _Media  # import cycle
-        from storage.media import MediaError, index_video
-
         path = Path(path)
         if not path.is_file():
             raise EpisodeError(f"path: no video file at {path}")
@@ -313,37 +311,33 @@ class Episodes:
             index = index_video(path)
         except MediaError as e:
             raise EpisodeError(f"path: {e}") from None
-        media = _Media(path, file_sha256(path), "video", index)
+        media = MediaFile(path, file_sha256(path), "video", index)
         return self._store_artifact(eid, media, "video", camera, float(fps), frames)
 
     def add_file(self, episode_id: str, path: Path, *, kind: str, frames: int = 0) -> str:
         """Store any other file of an episode (e.g. a demonstration's arrays, ``kind`` "demo")
         in ``media/`` by sha256 and register it as the episode's ``kind`` artifact (replacing
         an earlier one of that kind); returns the sha. Stored as :meth:`add_video` stores."""
-        from storage._import import _Media  # import cycle
-
         path = Path(path)
         if not path.is_file():
             raise EpisodeError(f"path: no file at {path}")
         if not isinstance(kind, str) or not kind.strip() or kind == "video":
             raise EpisodeError(f"kind: expected an artifact kind other than 'video', got {kind!r}")
         eid = self._resolve(episode_id)
-        media = _Media(path, file_sha256(path), "data")
+        media = MediaFile(path, file_sha256(path), "data")
         return self._store_artifact(eid, media, kind, "", 0.0, int(frames))
 
     def _store_artifact(
-        self, eid: str, media: Any, kind: str, camera: str, fps: float, frames: int
+        self, eid: str, media: MediaFile, kind: str, camera: str, fps: float, frames: int
     ) -> str:
         """Copy ``media`` into ``media/`` (a temporary name, moved in place in the transaction
         that writes its rows) and register it as the episode's ``kind``/``camera`` artifact,
         replacing an earlier one (the old file stays: media are never modified or deleted)."""
-        from storage._import import _insert_media, _stage  # import cycle
-
-        staged = _stage(self._project, media, [])
+        staged = stage(self._project, media, [])
         try:
             with write(self._db):
                 eid = self._resolve(eid)  # still there now that we hold the write lock
-                _insert_media(self._project, media)
+                insert_media(self._project, media)
                 self._db.execute(
                     "INSERT INTO sim_artifacts (episode_id, kind, camera, media_sha, fps, frames) "
                     "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (episode_id, kind, camera) "
@@ -356,7 +350,7 @@ class Episodes:
         finally:
             for tmp, _ in staged:
                 tmp.unlink(missing_ok=True)
-        return str(media.sha256)
+        return media.sha256
 
     def mark_perturbed(self, episode_id: str, spans: Sequence[tuple[int, int]]) -> None:
         """Record the ticks (inclusive spans) during which a person pushed a body by hand in a

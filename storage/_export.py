@@ -9,10 +9,12 @@ from __future__ import annotations
 import csv
 import io
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from annotation import GATES_ALL, Mark, evaluate_subgoal, score_subgoals
-from storage._project import Project
+
+if TYPE_CHECKING:
+    from storage._project import Project
 
 CSV_COLUMNS = (
     "video_id",

@@ -15,20 +15,20 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import sqlite_utils
-
-from storage._bundle_format import file_sha256
 from storage._caseformat import CASE_FILE, CaseFile, CaseImportError, read_case_file
-from storage._continuity import ImportScans
+from storage._continuity_scans import ImportScans
 from storage._db import write
 from storage._history import now
-from storage._project import Project
-from storage.media import MediaError, VideoIndex, index_video, probe_image
+from storage._staging import MediaFile, Staged, insert_media, stage
+from storage.media import MediaError, file_sha256, index_video, probe_image
+
+if TYPE_CHECKING:
+    from storage._project import Project
 
 Progress = Callable[[str], None]
 Steps = Callable[[int, int], None]
@@ -60,19 +60,11 @@ class ImportReport:
 
 
 @dataclass(frozen=True)
-class _Media:
-    src: Path
-    sha256: str
-    kind: str
-    index: VideoIndex | None = None
-
-
-@dataclass(frozen=True)
 class _Case:
     folder: Path
     spec: CaseFile
-    image: _Media
-    videos: tuple[_Media, ...]
+    image: MediaFile
+    videos: tuple[MediaFile, ...]
 
 
 def find_case_folders(folder: Path) -> list[Path]:
@@ -121,7 +113,7 @@ def import_cases(
     if steps is not None:
         steps(0, total)
     scans = ImportScans(project)
-    staged: list[tuple[Path, Path]] = []
+    staged: Staged = []
     try:
         cases = [_validate(f, spec, say, step, scans.offer)
                  for f, spec in zip(folders, specs, strict=True)]  # fmt: skip
@@ -134,7 +126,7 @@ def import_cases(
         scans.collect()  # the videos' check steps come as their scans finish
         for c in cases:
             for m in (c.image, *c.videos):
-                staged.extend(_stage(project, m, staged))
+                staged.extend(stage(project, m, staged))
                 step()
         with write(project.db):
             report = _write_rows(project, cases)
@@ -157,7 +149,7 @@ def _validate(
         probe_image(img_path)
     except MediaError as e:
         raise CaseImportError(f"{folder / CASE_FILE}: initial_image: {e}") from None
-    image = _Media(img_path, file_sha256(img_path), "image")
+    image = MediaFile(img_path, file_sha256(img_path), "image")
     step()
     videos = []
     seen: dict[str, str] = {}
@@ -171,7 +163,7 @@ def _validate(
         if sha in seen:
             raise CaseImportError(f"{folder / CASE_FILE}: videos.{k}: same file as {seen[sha]}")
         seen[sha] = entry.file
-        videos.append(_Media(path, sha, "video", index))
+        videos.append(MediaFile(path, sha, "video", index))
         offer(spec.id, sha, path, index.duration_s, step)  # a short clip's scan starts now
     return _Case(folder, spec, image, tuple(videos))
 
@@ -187,26 +179,12 @@ def _resolve(folder: Path, rel: str, field_name: str) -> Path:
     return path
 
 
-def _rel_path(m: _Media) -> str:
-    return f"{m.sha256[:2]}/{m.sha256}{m.src.suffix.lower()}"
-
-
-def _stage(project: Project, m: _Media, staged: list[tuple[Path, Path]]) -> list[tuple[Path, Path]]:
-    final = project.media_dir / _rel_path(m)
-    if final.exists() or any(f == final for _, f in staged):
-        return []  # already in the project, or the same file appears twice in this import
-    final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = final.with_name(final.name + ".importing")
-    shutil.copyfile(m.src, tmp)
-    return [(tmp, final)]
-
-
 def _write_rows(project: Project, cases: list[_Case]) -> ImportReport:
     db = project.db
     report = ImportReport()
     for c in cases:
         for m in (c.image, *c.videos):
-            _insert_media(project, m)
+            insert_media(project, m)
         spec = c.spec
         row = {
             "id": spec.id,
@@ -255,44 +233,6 @@ def _write_rows(project: Project, cases: list[_Case]) -> ImportReport:
         else:
             report.cases_added.append(spec.id)
     return report
-
-
-def _insert_media(project: Project, m: _Media) -> None:
-    db = project.db
-    if db.execute("SELECT 1 FROM media WHERE sha256 = ?", [m.sha256]).fetchone():
-        if (
-            m.index is not None
-            and not db.execute("SELECT 1 FROM video_index WHERE sha256 = ?", [m.sha256]).fetchone()
-        ):
-            insert_index(db, m.sha256, m.index)  # a file stored without an index (older projects)
-        return
-    db.table("media").insert(
-        {
-            "sha256": m.sha256,
-            "kind": m.kind,
-            "rel_path": _rel_path(m),
-            "bytes": m.src.stat().st_size,
-            "original_name": m.src.name,
-            "imported_at": now(),
-        }
-    )
-    if m.index is not None:
-        insert_index(db, m.sha256, m.index)
-
-
-def insert_index(db: sqlite_utils.Database, sha256: str, ix: VideoIndex) -> None:
-    """Store the frame index of the video file ``sha256`` (import, bundles and episodes)."""
-    db.table("video_index").insert(
-        {
-            "sha256": sha256,
-            "frame_count": ix.frame_count,
-            "width": ix.width,
-            "height": ix.height,
-            "fps": ix.fps,
-            "duration_s": ix.duration_s,
-            "data": json.dumps(ix.to_json()),
-        }
-    )
 
 
 def _anon_id(project_id: str, case_id: str, sha: str) -> str:

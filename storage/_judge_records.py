@@ -73,7 +73,11 @@ class RunInspection:
 
 @dataclass(frozen=True)
 class RunCall:
-    """One model call as stored in ``judge_calls`` (images appear as evidence ids)."""
+    """One model call as stored in ``judge_calls`` (images appear as evidence ids).
+
+    The one record of a model call: a provider reports each call it makes as one
+    (``judge.models.CallRecorder``), the judges store it as given, and
+    :meth:`JudgeRuns.call_detail` reads it back."""
 
     stage: str
     prompt_version: str

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from annotation import Evaluator, GateRecord, Panel
 from storage._judge import JudgeRuns
-from storage._project import Project
 from storage._records import Role, Video
+
+if TYPE_CHECKING:
+    from storage._project import Project
 
 
 @dataclass(frozen=True, eq=False)

@@ -20,7 +20,7 @@ from annotation import UserError
 from storage._annotations import Annotations
 from storage._arm_profiles import ArmProfiles
 from storage._batches import Batches
-from storage._continuity_store import ContinuityScans
+from storage._continuity_scans import ContinuityScans
 from storage._db import connect, migrate, write
 from storage._episode_notes import EpisodeNotes
 from storage._episodes import Episodes

@@ -15,9 +15,12 @@ a lab's own arms (arm_profiles), each version immutable.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import sqlite_utils
 
-from storage._db import Migration
+if TYPE_CHECKING:
+    from storage._db import Migration
 
 
 def _v1(db: sqlite_utils.Database) -> None:
@@ -724,9 +727,9 @@ def _v10(db: sqlite_utils.Database) -> None:
 
 
 _V11_SQL = [
-    # One continuity scan per video file (storage.continuity): the candidate windows and every
-    # frame's score as JSON, under the scan version (signals + thresholds digest) that made
-    # them; a scan of another version is stale and is made again.
+    # One continuity scan per video file (storage.media.continuity): the candidate windows and
+    # every frame's score as JSON, under the scan version (signals + thresholds digest) that
+    # made them; a scan of another version is stale and is made again.
     """CREATE TABLE continuity_scans (
         sha256 TEXT PRIMARY KEY REFERENCES media(sha256) ON DELETE CASCADE,
         version TEXT NOT NULL,
@@ -738,7 +741,7 @@ _V11_SQL = [
 
 
 def _v11(db: sqlite_utils.Database) -> None:
-    """Continuity scans, written by storage._continuity_store."""
+    """Continuity scans, written by storage._continuity_scans."""
     for statement in _V11_SQL:
         db.execute(statement)
 

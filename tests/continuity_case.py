@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from judge import scripted_judge
-from judge._api import Message, Tool, ToolCall
-from judge._pipeline import DATA_CLOSE, DATA_OPEN
+from judge.models import Message, Tool, ToolCall
+from judge.video import DATA_CLOSE, DATA_OPEN
 from sim.synthetic import corrupt_video, write_demo_cases
 
 Truth = dict[str, dict[str, Any]]  # per edited file name: its Corruption record

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Literal
 
 import click
 
+from app.cli._options import project_option
+
 if TYPE_CHECKING:
     from storage import ProjectPanel
 
@@ -28,7 +30,7 @@ def _clean(v: object) -> object:
 
 
 @click.command()
-@click.option("--project", "project_dir", required=True, type=click.Path(path_type=Path))
+@project_option()
 @click.option("--study", "study_id", help="Only this study's production panel.")
 @click.option(
     "--human-success", type=click.Choice(["rated", "max"]), default="rated", show_default=True,
@@ -189,7 +191,7 @@ def _write_csv(path: Path, rows: Sequence[Mapping[str, object]], columns: Sequen
 
 
 @click.command()
-@click.option("--project", "project_dir", required=True, type=click.Path(path_type=Path))
+@project_option()
 @click.option("--study", "study_id", help="Only this study's production panel.")
 @click.option("--json", "as_json", is_flag=True)
 def ablation(project_dir: Path, study_id: str | None, as_json: bool) -> None:

@@ -13,10 +13,7 @@ from typing import Any
 
 import click
 
-project_option = click.option(
-    "--project", "project_dir", required=True, type=click.Path(path_type=Path),
-    help="Project folder.",
-)  # fmt: skip
+from app.cli._options import CREATED_HELP, project_option
 
 
 def _names(value: str) -> tuple[str, ...]:
@@ -37,10 +34,7 @@ def arm() -> None:
 @click.option("--trials", default=3, show_default=True, type=click.IntRange(min=0),
               help="Pick-and-place trials the check runs.")  # fmt: skip
 @click.option("--force", is_flag=True, help="Store the arm even if the check finds errors.")
-@click.option(
-    "--project", "project_dir", required=True, type=click.Path(path_type=Path),
-    help="Project folder (created if missing).",
-)  # fmt: skip
+@project_option(CREATED_HELP)
 def add(
     name: str, mjcf: Path, ee_site: str, arm_joints: str, gripper: str, trials: int,
     force: bool, project_dir: Path,
@@ -107,7 +101,7 @@ def _first_missing(path: Path) -> Path | None:
 
 
 @arm.command("list")
-@project_option
+@project_option()
 def list_arms(project_dir: Path) -> None:
     """Every arm profile version in the project, with the episodes that used it."""
     from rich.console import Console
@@ -138,7 +132,7 @@ def list_arms(project_dir: Path) -> None:
 
 @arm.command()
 @click.argument("ref", metavar="NAME[@VERSION]")
-@project_option
+@project_option()
 @click.option("--json", "as_json", is_flag=True, help="Print the stored profile as JSON.")
 def show(ref: str, project_dir: Path, as_json: bool) -> None:
     """A profile version (the latest unless @VERSION): its names, measurements and check."""
@@ -190,7 +184,7 @@ def _print_report(report: dict[str, Any]) -> None:
 
 @arm.command()
 @click.argument("ref", metavar="NAME[@VERSION]")
-@project_option
+@project_option()
 def remove(ref: str, project_dir: Path) -> None:
     """Remove an arm (every version, or one); refused while an episode uses it."""
     from storage import Project

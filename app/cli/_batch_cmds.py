@@ -8,14 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from app.cli._options import CREATED_HELP, project_option
+
 if TYPE_CHECKING:
     from sim.batch import ResultsTable
     from storage import Project
 
-project_option = click.option(
-    "--project", "project_dir", required=True, type=click.Path(path_type=Path),
-    help="Project folder.",
-)  # fmt: skip
 by_option = click.option(
     "--by", default="assistant", show_default=True,
     help="Group rows by these manifest axes (comma-separated: scenario, persona, assistant, "
@@ -36,7 +34,7 @@ def batch() -> None:
 
 @batch.command("run")
 @click.argument("manifest", type=click.Path(path_type=Path))
-@project_option
+@project_option(CREATED_HELP)
 @click.option("--queue-only", is_flag=True, help="Only queue the jobs (for `workbench worker`).")
 @click.option("--concurrency", default=2, show_default=True, type=click.IntRange(min=1))
 @click.option("--max-attempts", default=3, show_default=True, type=click.IntRange(min=1))
@@ -72,7 +70,7 @@ def run(
 
 @batch.command("status")
 @click.argument("batch_id", metavar="BATCH")
-@project_option
+@project_option()
 @by_option
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def status(batch_id: str, project_dir: Path, by: str, as_json: bool) -> None:
@@ -82,7 +80,7 @@ def status(batch_id: str, project_dir: Path, by: str, as_json: bool) -> None:
 
 
 @batch.command("list")
-@project_option
+@project_option()
 def list_batches(project_dir: Path) -> None:
     """The project's batches, newest first."""
     with _open(project_dir) as project:
@@ -99,7 +97,7 @@ def list_batches(project_dir: Path) -> None:
 
 @batch.command("attribution")
 @click.argument("batch_id", metavar="BATCH")
-@project_option
+@project_option()
 @click.option("--party", type=click.Choice(["assistant", "user", "environment", "none"]))
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def attribution(batch_id: str, project_dir: Path, party: str | None, as_json: bool) -> None:
@@ -146,7 +144,7 @@ def rater_or_default(rater: str | None) -> str:
 @click.argument("episode")
 @click.argument("party", type=click.Choice(["assistant", "user", "environment", "none"]))
 @click.argument("reason")
-@project_option
+@project_option()
 @rater_option
 def attribute(episode: str, party: str, reason: str, project_dir: Path, rater: str | None) -> None:
     """Set EPISODE's failure attribution by hand (later proposals leave it alone)."""
@@ -198,7 +196,7 @@ def print_table(table: ResultsTable) -> None:
 
 @click.command()
 @click.argument("target")
-@project_option
+@project_option()
 @by_option
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def metrics(target: str, project_dir: Path, by: str, as_json: bool) -> None:

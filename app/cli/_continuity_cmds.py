@@ -9,13 +9,7 @@ from typing import Any
 
 import click
 
-project_option = click.option(
-    "--project",
-    "project_dir",
-    required=True,
-    type=click.Path(path_type=Path),
-    help="Project folder.",
-)
+from app.cli._options import project_option
 
 
 @click.group()
@@ -40,8 +34,8 @@ def scan_record(file: str, scan: Any) -> dict[str, Any]:
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per file, one per line.")
 def scan(videos: tuple[Path, ...], as_json: bool) -> None:
     """Scan video files (no project); each file's windows, best first."""
-    from storage.continuity import scan_video
     from storage.media import MediaError
+    from storage.media.continuity import scan_video
 
     for path in videos:  # every name checked before the first (slow) scan
         if not path.is_file():
@@ -78,7 +72,7 @@ def _print_table(console: Any, record: dict[str, Any]) -> None:
 
 
 @continuity.command()
-@project_option
+@project_option()
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def status(project_dir: Path, as_json: bool) -> None:
     """How many of the project's video files are scanned, missing a scan, or queued."""
@@ -97,7 +91,7 @@ def status(project_dir: Path, as_json: bool) -> None:
 
 
 @continuity.command()
-@project_option
+@project_option()
 def queue(project_dir: Path) -> None:
     """Queue a scan job for every video file missing a current scan (run by `workbench worker`)."""
     from storage import Project, queue_continuity_scans

@@ -10,6 +10,8 @@ from typing import Any
 
 import click
 
+from app.cli._options import project_option
+
 KINDS = ("teleport", "swap", "ghost", "none")
 
 
@@ -31,7 +33,7 @@ def corrupt(video: Path, kind: str, out: Path) -> None:
 
 
 def _trials(corruptions: list[Any]) -> list[Any]:
-    from storage.continuity import Trial, scan_video
+    from storage.media.continuity import Trial, scan_video
 
     out = []
     for c in corruptions:
@@ -71,9 +73,9 @@ def _table(report: dict[str, Any]) -> None:
     type=click.Path(path_type=Path, file_okay=False),
     help="Keep the corrupted set here (default: a temporary folder).",
 )
-@click.option(
-    "--project", "project_dir", type=click.Path(path_type=Path, file_okay=False),
-    help="Also judge the set: import it into this project as cases (needs --profile).",
+@project_option(
+    "Also judge the set: import it into this project as cases (needs --profile).",
+    required=False, file_okay=False,
 )  # fmt: skip
 @click.option("--profile", help="Model profile of --project to judge with (needs --project).")
 @click.option(
@@ -109,7 +111,7 @@ def corrupt_bench(
     if project_dir is None and (windows is not None or goal is not None):
         raise click.UsageError("--continuity and --goal need --project and --profile")
     from sim.synthetic import corrupt_set
-    from storage.continuity import evaluate
+    from storage.media.continuity import evaluate
 
     if project_dir is None or profile is None:
         with tempfile.TemporaryDirectory(prefix="wb-corrupt-") as tmp:
@@ -131,12 +133,12 @@ def _judged(ctx: click.Context, videos: list[Path], out: Path | None, project_di
             profile: str, windows: int | None, goal: str | None) -> dict[str, Any]:  # fmt: skip
     """The scan's report with a ``judge`` section: the set imported, judged without and with
     the scan's windows, both batches run to completion here."""
-    from app.cli import _corrupt_judge as cj
+    import app.cli._corrupt_judge as cj
     from app.cli._jobs_cmds import worker
     from judge import JUDGE_KIND
     from sim.synthetic import corrupt_set
     from storage import CONTINUITY_KIND, Project
-    from storage.continuity import evaluate
+    from storage.media.continuity import evaluate
 
     windows = cj.DEFAULT_WINDOWS if windows is None else windows
     goal = cj.DEFAULT_GOAL if goal is None else goal

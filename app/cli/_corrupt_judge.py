@@ -134,7 +134,7 @@ def import_set(project: Project, corruptions: Sequence[Any], folder: Path,
     video; every clip gets a stored scan (the import makes those of short clips; the rest are
     made here)."""
     from storage import import_cases
-    from storage.continuity import scan_video
+    from storage.media.continuity import scan_video
 
     if not corruptions:
         raise CorruptBenchError("no clip to judge: every clip is shorter than the 0.5 s even "
@@ -153,7 +153,7 @@ def import_set(project: Project, corruptions: Sequence[Any], folder: Path,
 
 
 def project_trials(project: Project, videos: Sequence[BenchVideo]) -> list[Any]:
-    from storage.continuity import Trial
+    from storage.media.continuity import Trial
 
     out = []
     for v in videos:
@@ -180,7 +180,7 @@ def queue_batches(project: Project, videos: Sequence[BenchVideo], profile: str,
 def _batch_report(project: Project, videos: Sequence[BenchVideo], batch: str,
                   windows: int) -> dict[str, Any]:  # fmt: skip
     from storage import JobStatus, JudgeRuns
-    from storage.continuity import JudgeScore, judge_detection
+    from storage.media.continuity import JudgeScore, judge_detection
 
     jobs = project.jobs.query(batch=batch)
     job_ids = {j.id for j in jobs}

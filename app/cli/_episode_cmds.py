@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from app.cli._batch_cmds import rater_option, rater_or_default
+from app.cli._options import CREATED_HELP, project_option
 
 
 def _options(pairs: tuple[str, ...], flag: str) -> dict[str, Any]:
@@ -34,10 +35,7 @@ def episode() -> None:
 
 @episode.command("run")
 @click.argument("scenario")
-@click.option(
-    "--project", "project_dir", required=True, type=click.Path(path_type=Path),
-    help="Project folder (created if missing).",
-)  # fmt: skip
+@project_option(CREATED_HELP)
 @click.option(
     "--persona", default="balanced", show_default=True,
     help="A named persona (novice, expert, balanced, fast-sceptic) or a JSON file.",
@@ -133,10 +131,7 @@ def run(
 
 @episode.command("import")
 @click.argument("bundle", type=click.Path(path_type=Path))
-@click.option(
-    "--project", "project_dir", required=True, type=click.Path(path_type=Path),
-    help="Project folder.",
-)  # fmt: skip
+@project_option()
 def import_(bundle: Path, project_dir: Path) -> None:
     """Import an episode bundle another harness wrote (docs/episode-bundle.md)."""
     from sim.review import import_bundle
@@ -150,10 +145,7 @@ def import_(bundle: Path, project_dir: Path) -> None:
 @episode.command("note")
 @click.argument("episode_id", metavar="EPISODE")
 @click.argument("text")
-@click.option(
-    "--project", "project_dir", required=True, type=click.Path(path_type=Path),
-    help="Project folder.",
-)  # fmt: skip
+@project_option()
 @rater_option
 def note(episode_id: str, text: str, project_dir: Path, rater: str | None) -> None:
     """Set EPISODE's note to TEXT ('' clears it); the episode browser shows it."""
@@ -177,10 +169,7 @@ def note(episode_id: str, text: str, project_dir: Path, rater: str | None) -> No
     "--bundle", "bundle", type=click.Path(path_type=Path, file_okay=False),
     help="An episode bundle folder to write (workbench-episode-bundle/1, docs/episode-bundle.md).",
 )  # fmt: skip
-@click.option(
-    "--project", "project_dir", required=True, type=click.Path(path_type=Path),
-    help="Project folder.",
-)  # fmt: skip
+@project_option()
 def export(episode_id: str, rrd: Path | None, bundle: Path | None, project_dir: Path) -> None:
     """Export EPISODE (an id or its first characters) to a Rerun recording (--rrd) and/or an
     episode bundle (--bundle), the project's own format that `episode import` reads back.

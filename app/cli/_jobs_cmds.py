@@ -10,14 +10,7 @@ from types import FrameType
 
 import click
 
-project_option = click.option(
-    "--project",
-    "project_dir",
-    required=True,
-    type=click.Path(path_type=Path),
-    help="Project folder.",
-)
-
+from app.cli._options import project_option
 
 # The packages whose job kinds this workbench's worker runs: the queue (storage) names none of
 # them, each registers its own kinds when imported, and the worker process is composed here.
@@ -25,7 +18,7 @@ WORKER_KIND_MODULES = ("judge", "sim.batch")
 
 
 @click.command()
-@project_option
+@project_option()
 @click.option("--concurrency", default=1, show_default=True, type=click.IntRange(min=1))
 @click.option("--drain", is_flag=True, help="Exit once no job is left to run.")
 @click.option(
@@ -99,7 +92,7 @@ def jobs() -> None:
 
 
 @jobs.command()
-@project_option
+@project_option()
 @click.option("--batch", help="Only this batch.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def status(project_dir: Path, batch: str | None, as_json: bool) -> None:
@@ -142,7 +135,7 @@ def _selection(batch: str | None, job_ids: tuple[int, ...]) -> None:
 
 
 @jobs.command()
-@project_option
+@project_option()
 @click.option("--batch", help="Every job of this batch.")
 @click.argument("job_ids", nargs=-1, type=int)
 def cancel(project_dir: Path, batch: str | None, job_ids: tuple[int, ...]) -> None:
@@ -156,7 +149,7 @@ def cancel(project_dir: Path, batch: str | None, job_ids: tuple[int, ...]) -> No
 
 
 @jobs.command()
-@project_option
+@project_option()
 @click.option("--batch", help="Every failed or cancelled job of this batch.")
 @click.argument("job_ids", nargs=-1, type=int)
 def retry(project_dir: Path, batch: str | None, job_ids: tuple[int, ...]) -> None:

@@ -7,12 +7,8 @@ from pathlib import Path
 
 import click
 
+from app.cli._options import project_option
 from app.cli._quality_cmd import quality
-
-project_option = click.option(
-    "--project", "project_dir", required=True, type=click.Path(path_type=Path),
-    help="Project folder.",
-)  # fmt: skip
 
 
 @click.group()
@@ -21,7 +17,7 @@ def judge() -> None:
 
 
 @judge.command("run")
-@project_option
+@project_option()
 @click.option("--videos", "videos", multiple=True, help="Video id (repeatable). Default: all.")
 @click.option("--case", "case_id", help="All videos of this case.")
 @click.option("--profile", required=True, help="Model profile name (see `judge profile list`).")
@@ -81,7 +77,7 @@ def run(
 
 
 @judge.command("status")
-@project_option
+@project_option()
 @click.option("--batch", help="Only this batch.")
 @click.option("--json", "as_json", is_flag=True)
 def status(project_dir: Path, batch: str | None, as_json: bool) -> None:
@@ -122,7 +118,7 @@ def _num(v: float | None) -> str:
 
 
 @judge.command("rescore")
-@project_option
+@project_option()
 @click.option("--run", "run_ids", type=int, multiple=True, help="Run id (repeatable).")
 @click.option("--batch", help="Runs made by the jobs of this batch.")
 @click.option("--json", "as_json", is_flag=True)
@@ -165,7 +161,7 @@ def profile() -> None:
 
 
 @profile.command("add")
-@project_option
+@project_option()
 @click.argument("name")
 @click.option("--base-url", required=True, help="OpenAI-compatible API root, e.g. http://host/v1")
 @click.option("--model", required=True)
@@ -218,7 +214,7 @@ def profile_add(
 
 
 @profile.command("list")
-@project_option
+@project_option()
 def profile_list(project_dir: Path) -> None:
     """Profiles stored in the project."""
     from judge import load_profile
@@ -234,7 +230,7 @@ def profile_list(project_dir: Path) -> None:
 
 
 @profile.command("remove")
-@project_option
+@project_option()
 @click.argument("name")
 def profile_remove(project_dir: Path, name: str) -> None:
     """Delete a profile (runs made with it keep their recorded configuration)."""

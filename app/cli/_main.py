@@ -12,23 +12,23 @@ from typing import Any
 
 import click
 
-from app.cli import (
-    _agreement_cmd,
-    _arm_cmds,
-    _batch_cmds,
-    _continuity_cmds,
-    _corrupt_cmds,
-    _episode_cmds,
-    _jobs_cmds,
-    _judge_cmds,
-    _media,
-    _project_cmds,
-    _score,
-    _self_test_cmd,
-    _sim_cmds,
-    _study_cmds,
-    _teleop_cmds,
-)
+# each module by its own name: `from app.cli import ...` would import this package back
+import app.cli._agreement_cmd as _agreement_cmd
+import app.cli._arm_cmds as _arm_cmds
+import app.cli._batch_cmds as _batch_cmds
+import app.cli._continuity_cmds as _continuity_cmds
+import app.cli._corrupt_cmds as _corrupt_cmds
+import app.cli._episode_cmds as _episode_cmds
+import app.cli._jobs_cmds as _jobs_cmds
+import app.cli._judge_cmds as _judge_cmds
+import app.cli._media as _media
+import app.cli._project_cmds as _project_cmds
+import app.cli._score as _score
+import app.cli._self_test_cmd as _self_test_cmd
+import app.cli._sim_cmds as _sim_cmds
+import app.cli._study_cmds as _study_cmds
+import app.cli._teleop_cmds as _teleop_cmds
+from app.cli._options import project_option
 
 
 class _Group(click.Group):
@@ -71,18 +71,19 @@ def cli() -> None:
 
 
 @cli.command()
-@click.option("--project", "project", type=click.Path(path_type=Path), help="Project folder.")
+@project_option(required=False)
 @click.option(
     "--screenshot",
     type=click.Path(path_type=Path),
     hidden=True,
     help="Save the window as this PNG once it has settled, then quit (smoke tests).",
 )
-def gui(project: Path | None, screenshot: Path | None) -> None:  # fmt: skip
+def gui(project_dir: Path | None, screenshot: Path | None) -> None:  # fmt: skip
     """Open the workbench window (optionally on a project)."""
     from app.gui import run_gui, screenshot_and_quit
 
-    sys.exit(run_gui(project, then=None if screenshot is None else screenshot_and_quit(screenshot)))
+    then = None if screenshot is None else screenshot_and_quit(screenshot)
+    sys.exit(run_gui(project_dir, then=then))
 
 
 cli.add_command(_score.score)

@@ -7,18 +7,12 @@ from pathlib import Path
 
 import click
 
-project_option = click.option(
-    "--project",
-    "project_dir",
-    required=True,
-    type=click.Path(path_type=Path),
-    help="Project folder (created if missing).",
-)
+from app.cli._options import CREATED_HELP, project_option
 
 
 @click.command("import")
 @click.argument("folder", type=click.Path(path_type=Path))
-@project_option
+@project_option(CREATED_HELP)
 def import_(folder: Path, project_dir: Path) -> None:
     """Import a case folder, or a folder of case folders (all or nothing)."""
     from storage import Project, import_cases
@@ -29,7 +23,7 @@ def import_(folder: Path, project_dir: Path) -> None:
 
 
 @click.command()
-@project_option
+@project_option()
 @click.option(
     "--format", "fmt", type=click.Choice(["csv", "json"]), default="csv", show_default=True
 )
@@ -48,7 +42,7 @@ def export(project_dir: Path, fmt: str, out: Path | None) -> None:
 
 
 @click.command()
-@project_option
+@project_option(CREATED_HELP)
 @click.option("--seed", default=0, show_default=True, help="Seed for the generated content.")
 @click.option("--no-sim", is_flag=True, help="Skip the MuJoCo rollouts and episodes (faster).")
 def demo(project_dir: Path, seed: int, no_sim: bool) -> None:

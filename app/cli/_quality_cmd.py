@@ -13,18 +13,15 @@ from typing import TYPE_CHECKING
 
 import click
 
+from app.cli._options import project_option
+
 if TYPE_CHECKING:
     from storage import Project
-
-project_option = click.option(
-    "--project", "project_dir", required=True, type=click.Path(path_type=Path),
-    help="Project folder.",
-)  # fmt: skip
 
 
 @click.command("quality")
 @click.argument("target")
-@project_option
+@project_option()
 @click.option(
     "--profile", "profiles", multiple=True, required=True,
     help="Judge model profile; give it twice, once per judge (see `judge profile list`).",

@@ -8,17 +8,17 @@ from pathlib import Path
 
 import click
 
+from app.cli._options import project_option
+
 
 @click.command("self-test")
 @click.option(
     "--full", is_flag=True, help="Generate the whole demo, MuJoCo episodes too (~1.5 min)."
 )
-@click.option(
-    "--project",
-    "project",
-    type=click.Path(path_type=Path, exists=True, file_okay=False),
-    help="Also check this project's model profiles (where each key would come from).",
-)
+@project_option(
+    "Also check this project's model profiles (where each key would come from).",
+    required=False, exists=True, file_okay=False,
+)  # fmt: skip
 @click.option(
     "--call",
     is_flag=True,
@@ -26,14 +26,14 @@ import click
     "Without it the self-test makes no network call.",
 )
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per check, then a summary.")
-def self_test(full: bool, project: Path | None, call: bool, as_json: bool) -> None:  # fmt: skip
+def self_test(full: bool, project_dir: Path | None, call: bool, as_json: bool) -> None:  # fmt: skip
     """Check, headless, that this install works: video decode, OpenGL and MuJoCo, SQLite, the
     demo project, the model client. Exits 1 if a required check fails."""
     from rich.console import Console
 
     from app._self_test import CheckResult, Options, passed, run_self_test
 
-    if call and project is None:
+    if call and project_dir is None:
         raise click.UsageError("--call needs --project (the profiles to call)")
     console = Console(stderr=False, highlight=False, soft_wrap=True)
 
@@ -46,7 +46,7 @@ def self_test(full: bool, project: Path | None, call: bool, as_json: bool) -> No
         mark = "[green]ok  [/]" if r.ok else ("[red]FAIL[/]" if r.required else "[yellow]warn[/]")
         console.print(f"{mark} [bold]{r.name:<15}[/] {r.detail} [dim]({r.seconds:.1f} s)[/]")
 
-    results = run_self_test(Options(full_demo=full, project=project, call=call), show)
+    results = run_self_test(Options(full_demo=full, project=project_dir, call=call), show)
     ok = passed(results)
     failed = [r.name for r in results if r.required and not r.ok]
     if as_json:

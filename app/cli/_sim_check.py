@@ -9,7 +9,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from sim.mujoco import ArmReport, Capability, CapabilityTable, RunOutcome
+from sim.episode import CapabilityTable
+from sim.mujoco import ArmReport, Capability, RunOutcome
 
 
 def report_json(report: ArmReport, table: CapabilityTable | None) -> dict[str, Any]:

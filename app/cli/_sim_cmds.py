@@ -7,10 +7,7 @@ from pathlib import Path
 
 import click
 
-project_option = click.option(
-    "--project", "project_dir", required=True, type=click.Path(path_type=Path),
-    help="Project folder (created if missing for run).",
-)  # fmt: skip
+from app.cli._options import CREATED_HELP, project_option
 
 
 @click.group()
@@ -35,7 +32,7 @@ def list_scenarios() -> None:
 
 @sim.command()
 @click.argument("scenario")
-@project_option
+@project_option(CREATED_HELP)
 @click.option(
     "--agent", default="scripted", show_default=True,
     type=click.Choice(["scripted", "llm", "external"]),
@@ -129,7 +126,7 @@ def run(
 
 @sim.command()
 @click.argument("episode")
-@project_option
+@project_option()
 def replay(episode: str, project_dir: Path) -> None:
     """Re-run EPISODE from its seed and recorded decisions; report the first divergent tick."""
     from sim.episode import replay_episode
@@ -153,7 +150,7 @@ def replay(episode: str, project_dir: Path) -> None:
 @sim.command()
 @click.argument("episode")
 @click.argument("tick", type=click.IntRange(min=0))
-@project_option
+@project_option()
 def fork(episode: str, tick: int, project_dir: Path) -> None:
     """Continue EPISODE from TICK as a new episode (with its recorded decisions)."""
     from sim.episode import fork_episode
@@ -167,7 +164,7 @@ def fork(episode: str, tick: int, project_dir: Path) -> None:
 
 
 @sim.command()
-@project_option
+@project_option()
 def episodes(project_dir: Path) -> None:
     """List the project's episodes, newest first."""
     from rich.console import Console
@@ -227,7 +224,8 @@ def check(
     from rich.console import Console
 
     from app.cli._sim_check import home_line, print_table, report_json
-    from sim.mujoco import ArmSpec, capability_table, check_arm, open_scenarios
+    from sim.episode import capability_table, open_scenarios
+    from sim.mujoco import ArmSpec, check_arm
 
     if run_reference and not scenario_refs:
         raise click.UsageError("--run runs the scenarios' references: give --scenarios too")

@@ -15,13 +15,7 @@ from typing import Any
 
 import click
 
-project_option = click.option(
-    "--project",
-    "project_dir",
-    required=True,
-    type=click.Path(path_type=Path),
-    help="Project folder.",
-)
+from app.cli._options import project_option
 
 
 class _StudyGroup(click.Group):
@@ -44,7 +38,7 @@ def study() -> None:
 
 @study.command()
 @click.argument("study_id")
-@project_option
+@project_option()
 @click.option("--name", default="", help="Display name (shown to the lead only).")
 @click.option("--raters-per-video", default=3, show_default=True, type=click.IntRange(min=1))
 @click.option("--seed", default=0, show_default=True, help="Seed recorded with the study.")
@@ -79,7 +73,7 @@ def create(
 
 @study.command("add-rater")
 @click.argument("rater_id")
-@project_option
+@project_option()
 @click.option("--name", default="", help="The rater's name.")
 def add_rater(rater_id: str, project_dir: Path, name: str) -> None:
     """Add a rater profile (or rename one)."""
@@ -92,7 +86,7 @@ def add_rater(rater_id: str, project_dir: Path, name: str) -> None:
 
 @study.command("build-panel")
 @click.argument("study_id")
-@project_option
+@project_option()
 @click.option("--per-domain", required=True, type=click.IntRange(min=1), help="Cases per domain.")
 @click.option("--seed", type=int, help="Seed of the case draw (default: the study's).")
 @click.option("--domain", "domains", multiple=True, help="Only these domains (repeatable).")
@@ -112,7 +106,7 @@ def build_panel(
 @study.command("add-cases")
 @click.argument("study_id")
 @click.argument("case_ids", nargs=-1, required=True)
-@project_option
+@project_option()
 def add_cases(study_id: str, case_ids: tuple[str, ...], project_dir: Path) -> None:
     """Add named cases to the panel, each with all its videos."""
     from storage import Project
@@ -124,7 +118,7 @@ def add_cases(study_id: str, case_ids: tuple[str, ...], project_dir: Path) -> No
 
 @study.command()
 @click.argument("study_id")
-@project_option
+@project_option()
 @click.option("--rater", "raters", multiple=True, required=True, help="Rater id (repeatable).")
 @click.option("--k", type=click.IntRange(min=1), help="Raters per video (default: the study's).")
 @click.option("--seed", type=int, help="Seed of the assignment and orders (default: the study's).")
@@ -147,7 +141,7 @@ def calibration() -> None:
 @calibration.command("set")
 @click.argument("study_id")
 @click.argument("references", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@project_option
+@project_option()
 def calibration_set(study_id: str, references: Path, project_dir: Path) -> None:
     """Set the calibration videos from a JSON file {video id: reference answers}."""
     from storage import Project, StudyError
@@ -166,7 +160,7 @@ def calibration_set(study_id: str, references: Path, project_dir: Path) -> None:
 @calibration.command("report")
 @click.argument("study_id")
 @click.argument("rater_id")
-@project_option
+@project_option()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def calibration_report(study_id: str, rater_id: str, project_dir: Path, as_json: bool) -> None:
     """Compare a rater's calibration answers with the references."""
@@ -180,7 +174,7 @@ def calibration_report(study_id: str, rater_id: str, project_dir: Path, as_json:
 @calibration.command("complete")
 @click.argument("study_id")
 @click.argument("rater_id")
-@project_option
+@project_option()
 @click.option("--override", "reason", help="Record a pass despite differences, with this reason.")
 def calibration_complete(
     study_id: str, rater_id: str, project_dir: Path, reason: str | None
@@ -198,7 +192,7 @@ def calibration_complete(
 @study.command("export-assignment")
 @click.argument("study_id")
 @click.argument("rater_id")
-@project_option
+@project_option()
 @click.option("--out", required=True, type=click.Path(path_type=Path), help="Bundle to write.")
 def export_assignment_cmd(study_id: str, rater_id: str, project_dir: Path, out: Path) -> None:
     """Write a rater's blind assignment to one file (.wbz)."""
@@ -210,7 +204,7 @@ def export_assignment_cmd(study_id: str, rater_id: str, project_dir: Path, out: 
 
 @study.command("open-assignment")
 @click.argument("bundle", type=click.Path(path_type=Path))
-@project_option
+@project_option()
 def open_assignment_cmd(bundle: Path, project_dir: Path) -> None:
     """Open an assignment bundle as a rater project (new folder, or the same rater's)."""
     from storage import open_assignment
@@ -219,7 +213,7 @@ def open_assignment_cmd(bundle: Path, project_dir: Path) -> None:
 
 
 @study.command("export-work")
-@project_option
+@project_option()
 @click.option("--out", required=True, type=click.Path(path_type=Path), help="Bundle to write.")
 def export_work_cmd(project_dir: Path, out: Path) -> None:
     """Write the rater's work in a rater project to one file (.wbz)."""
@@ -231,7 +225,7 @@ def export_work_cmd(project_dir: Path, out: Path) -> None:
 
 @study.command("import-work")
 @click.argument("bundle", type=click.Path(path_type=Path))
-@project_option
+@project_option()
 def import_work_cmd(bundle: Path, project_dir: Path) -> None:
     """Merge a rater's work bundle into the lead project (all or nothing)."""
     from storage import Project, import_work
@@ -242,7 +236,7 @@ def import_work_cmd(bundle: Path, project_dir: Path) -> None:
 
 @study.command()
 @click.argument("study_id")
-@project_option
+@project_option()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def status(study_id: str, project_dir: Path, as_json: bool) -> None:
     """Panel size, and per rater: assignments by state and calibration."""

@@ -14,7 +14,8 @@ from typing import Any
 
 import click
 
-from app.cli import _project_cmds
+from app.cli._options import project_option
+from app.cli._project_cmds import export as export_annotations
 
 
 def _export_annotations(ctx: click.Context, **kwargs: Any) -> None:
@@ -22,7 +23,7 @@ def _export_annotations(ctx: click.Context, **kwargs: Any) -> None:
         return  # `export demos …`: the group's own options are not the subcommand's
     if kwargs.get("project_dir") is None:
         raise click.UsageError("Missing option '--project'.", ctx)
-    ctx.invoke(_project_cmds.export, **kwargs)
+    ctx.invoke(export_annotations, **kwargs)
 
 
 def _optional(param: click.Parameter) -> click.Parameter:
@@ -35,7 +36,7 @@ def _optional(param: click.Parameter) -> click.Parameter:
 
 export = click.Group(
     "export",
-    params=[_optional(p) for p in _project_cmds.export.params],
+    params=[_optional(p) for p in export_annotations.params],
     callback=click.pass_context(_export_annotations),
     invoke_without_command=True,
     help=(
@@ -48,8 +49,7 @@ export = click.Group(
 @export.command("demos")
 @click.option("--format", "fmt", type=click.Choice(["lerobot", "robomimic"]), required=True,
               help="lerobot: a LeRobotDataset v3 folder; robomimic: one HDF5 file.")  # fmt: skip
-@click.option("--project", "project_dir", required=True, type=click.Path(path_type=Path),
-              help="Project folder.")  # fmt: skip
+@project_option()
 @click.option("--out", required=True, type=click.Path(path_type=Path),
               help="Folder (lerobot) or file (robomimic) to write; must not exist.")  # fmt: skip
 @click.option("--scenario", help="Only this scenario's demonstrations.")
@@ -73,8 +73,7 @@ def demos_group() -> None:
 
 
 @demos_group.command("list")
-@click.option("--project", "project_dir", required=True, type=click.Path(path_type=Path),
-              help="Project folder.")  # fmt: skip
+@project_option()
 def demos_list(project_dir: Path) -> None:
     """The project's demonstrations, newest first."""
     from sim.teleop import list_demonstrations
@@ -93,8 +92,7 @@ def demos_list(project_dir: Path) -> None:
 @click.argument("path", type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["lerobot", "robomimic"]), required=True,
               help="lerobot: a LeRobotDataset v3 folder; robomimic: one HDF5 file.")  # fmt: skip
-@click.option("--project", "project_dir", required=True, type=click.Path(path_type=Path),
-              help="Project folder.")  # fmt: skip
+@project_option()
 def demos_import(path: Path, fmt: str, project_dir: Path) -> None:
     """Store every demonstration in PATH as an episode (its scene graph perceived again from
     each recorded MuJoCo state), all or nothing."""
@@ -109,8 +107,7 @@ def demos_import(path: Path, fmt: str, project_dir: Path) -> None:
 @demos_group.command("rate")
 @click.argument("ids", nargs=-1)
 @click.option("--camera", default="front", show_default=True, help="The camera video to rate.")
-@click.option("--project", "project_dir", required=True, type=click.Path(path_type=Path),
-              help="Project folder.")  # fmt: skip
+@project_option()
 def demos_rate(ids: tuple[str, ...], camera: str, project_dir: Path) -> None:
     """Add the demonstrations' videos (all, or IDS) to the rubric as human videos of the case
     demo-<scenario>, to be scored like any video in the annotate workspace."""
@@ -124,8 +121,7 @@ def demos_rate(ids: tuple[str, ...], camera: str, project_dir: Path) -> None:
 
 @click.command()
 @click.argument("scenario")
-@click.option("--project", "project_dir", required=True, type=click.Path(path_type=Path),
-              help="Project folder (demonstrations are stored in it).")  # fmt: skip
+@project_option("Project folder (demonstrations are stored in it).")
 @click.option("--arm", default=None, help="A shipped arm (wb6, lab7) or a project arm profile.")
 def teleop(scenario: str, project_dir: Path, arm: str | None) -> None:
     """Open the window on the teleop workspace, driving SCENARIO's arm by hand."""

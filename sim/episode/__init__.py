@@ -1,4 +1,4 @@
-"""The episode engine: runner, agents, trace and sinks."""
+"""The episode engine: runner, agents, trace and sinks; arm resolution; the scenario dry run."""
 
 from sim.episode._admission import admit_scenario
 from sim.episode._agents import Agent, Observation, ReplayAgent, ScriptedAgent
@@ -33,6 +33,12 @@ from sim.episode._build import (
     replay_runner,
     run_episode,
 )
+from sim.episode._capability_run import (
+    CapabilityTable,
+    capability_table,
+    dry_run,
+    open_scenarios,
+)
 from sim.episode._demo import write_sim_cases
 from sim.episode._exchange_log import ExchangeLog
 from sim.episode._graphs import GraphCursor, accepted_events, apply_diff, changed
@@ -60,6 +66,7 @@ __all__ = [
     "ArmCheckFailedError",
     "ArmFiles",
     "BaseSink",
+    "CapabilityTable",
     "DeferredEpisode",
     "Episode",
     "EpisodeResult",
@@ -81,13 +88,16 @@ __all__ = [
     "admit_scenario",
     "apply_diff",
     "arm_files",
+    "capability_table",
     "changed",
     "compare_replay",
+    "dry_run",
     "episode_arm",
     "episode_world",
     "fork_episode",
     "make_world",
     "open_scenario",
+    "open_scenarios",
     "perturbed_at",
     "recorded",
     "refuse_perturbed",

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from sim.external import _protocol as p
+import sim.external._protocol as p  # not `from sim.external import`: that imports the package back
 from sim.external._protocol import ExternalAgentError, MessageError, Ready
 from sim.external._sink import EndSink
 from sim.external._socket import SocketTransport

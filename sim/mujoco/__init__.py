@@ -12,15 +12,11 @@ prefer_platform()  # before any submodule imports mujoco (they all do, at their 
 
 # ruff: noqa: E402  (the imports must follow the GL choice)
 from sim.mujoco._annotations import SceneError
-from sim.mujoco._arm import LAB7, WB6, ArmBinding, ArmSpec, ArmSpecError, bind_arm
+from sim.mujoco._arm import LAB7, WB6, ArmBinding, ArmSpec, ArmSpecError
+from sim.mujoco._bind import bind_arm
 from sim.mujoco._capability import Capability, Grasp, RunOutcome, Step, scenario_capability
-from sim.mujoco._capability_run import (
-    CapabilityTable,
-    capability_table,
-    dry_run,
-    open_scenarios,
-)
 from sim.mujoco._check import ArmReport, check_arm
+from sim.mujoco._check_warnings import scenario_warnings
 from sim.mujoco._compose import compose, compose_spec
 from sim.mujoco._controller import MOTION_VERSION, Controller
 from sim.mujoco._gripper import Gripper, measure_gripper, open_fraction
@@ -43,7 +39,6 @@ __all__ = [
     "ArmSpec",
     "ArmSpecError",
     "Capability",
-    "CapabilityTable",
     "Controller",
     "Grasp",
     "Gripper",
@@ -56,22 +51,20 @@ __all__ = [
     "SceneError",
     "Step",
     "bind_arm",
-    "capability_table",
     "check_arm",
     "compose",
     "compose_spec",
     "down_rotation",
-    "dry_run",
     "jaw_yaw",
     "load_scene_info",
     "mat_to_quat",
     "measure_gripper",
     "open_fraction",
-    "open_scenarios",
     "perceive",
     "pick_place_trial",
     "quat_to_mat",
     "random_layout",
     "scenario_capability",
+    "scenario_warnings",
     "scene_path",
 ]

@@ -19,8 +19,8 @@ first, gripper pointing down) and followed the way the controller tracks it
 
 Between steps the world follows the step's effect without physics: a placed object is moved to
 the place target the physics world would choose, a drawer or knob is set to its goal (what is in
-a drawer moves with it), a pushed object moves by the distance. :mod:`._capability_run` adds the
-dry run of the reference in both modes.
+a drawer moves with it), a pushed object moves by the distance. The dry run of the reference in
+both modes runs the engine, so it is ``sim.episode``'s (``capability_table``).
 """
 
 from __future__ import annotations

@@ -18,7 +18,8 @@ from typing import Any
 import mujoco  # type: ignore[import-untyped]
 import numpy as np
 
-from sim.mujoco._arm import ArmBinding, ArmSpec, bind_arm
+from sim.mujoco._arm import ArmBinding, ArmSpec
+from sim.mujoco._bind import bind_arm
 from sim.mujoco._check_warnings import explain_warnings, mujoco_warnings
 from sim.mujoco._compose import compile_spec, compose, load_spec
 from sim.mujoco._gripper import measure_gripper

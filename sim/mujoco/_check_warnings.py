@@ -25,7 +25,9 @@ from dataclasses import dataclass, field
 
 import mujoco  # type: ignore[import-untyped]
 
+from sim.mujoco._arm import ArmSpec
 from sim.mujoco._compose import ARM_PREFIX
+from sim.mujoco._index import scene_index
 
 
 @dataclass
@@ -132,3 +134,16 @@ def explain_warnings(heard: Heard, scene: mujoco.MjModel, *, trials: int) -> lis
     return [
         "warning: " + line.format(where=_where(stages, trials)) for line, stages in groups.values()
     ] + python_lines(heard)
+
+
+@contextmanager
+def scenario_warnings(spec: ArmSpec, family: str, name: str, messages: list[str]) -> Iterator[None]:
+    """Collect warnings, as in the arm check, while the block works on scenario ``name`` (in
+    scene ``family`` with arm ``spec``); add them to ``messages`` as lines that name it."""
+    with mujoco_warnings() as heard:
+        heard.stage = name
+        yield
+    if heard.items or heard.python:
+        model = scene_index(family, spec).model
+        for line in explain_warnings(heard, model, trials=0):
+            messages.append(line.replace("warning: ", f"warning: {name}: ", 1))

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import mujoco  # type: ignore[import-untyped]
 
-from sim.mujoco._arm import ArmBinding, ArmSpec, ArmSpecError, bind_arm
+from sim.mujoco._arm import ArmBinding, ArmSpec, ArmSpecError
+from sim.mujoco._bind import bind_arm
 
 ARM_PREFIX = "arm/"  # the arm's names in a composed scene start with this
 

@@ -17,7 +17,8 @@ from pathlib import Path
 import mujoco  # type: ignore[import-untyped]
 import numpy as np
 
-from sim.mujoco._arm import ArmBinding, ArmSpec, bind_arm, set_home
+from sim.mujoco._arm import ArmBinding, ArmSpec, set_home
+from sim.mujoco._bind import bind_arm
 from sim.mujoco._compose import ARM_PREFIX, compile_spec, compose_spec
 from sim.mujoco._controller import Controller
 from sim.mujoco._ctl_scene import body_box, touching

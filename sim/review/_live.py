@@ -16,7 +16,6 @@ with the episode (``config.takeovers``) when it starts and again when it ends.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections import deque
 from collections.abc import Callable
@@ -24,6 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sim._worker import Worker
 from sim.episode import EpisodeRunner, RunState
 from storage import EpisodeError, Project
 
@@ -35,28 +35,24 @@ if TYPE_CHECKING:
 Build = Callable[[Project], tuple[EpisodeRunner, Any]]
 
 
-class LiveRun:
+class LiveRun(Worker):
     def __init__(
         self, root: Path, build: Build, *, on_error: Callable[[BaseException], None] | None = None,
         on_tick: Callable[[EpisodeRunner], None] | None = None,
         on_ready: Callable[[], None] | None = None,
     ) -> None:  # fmt: skip
         """``on_tick(runner)`` runs on the live thread after every tick: keep it cheap (the
-        MuJoCo view publishes a snapshot every few ticks and renders on a thread of its own)."""
+        MuJoCo view publishes a snapshot every few ticks and renders on a thread of its own);
+        ``on_ready()`` runs there once the episode is built."""
+        super().__init__("wb-live", on_error, on_ready)
         self.root, self.build = root, build
-        self.on_error = on_error
         self.on_tick = on_tick
-        self.on_ready = on_ready  # called on the live thread once the episode is built
         self.runner: EpisodeRunner | None = None
         self.extra: Any = None
-        self.ready = threading.Event()
         self.speed = 1.0
         self._steps = 0  # ticks still to take while paused (step / run to)
         self._playing = False
-        self._stop = False
-        self._cv = threading.Condition()
         self._walls: deque[tuple[float, int]] = deque(maxlen=50)  # (wall, tick) while playing
-        self.error: BaseException | None = None
         self._push: tuple[Push | None] | None = None  # a change of hand push, not yet applied
         self._pushing = False
         #: tick spans (inclusive) with a body pushed by hand; stored as ``config.perturbed``
@@ -67,8 +63,7 @@ class LiveRun:
         self._want: tuple[str, str] | None = None  # (who, why) waiting for the arm to be idle
         self._control: list[tuple[str, Any]] = []  # take / back, not yet applied
         self._command: Command | None = None  # the person's command in force
-        self._thread = threading.Thread(target=self._run, name="wb-live", daemon=True)
-        self._thread.start()
+        self._start()
 
     # ---- control (any thread) ---------------------------------------------------------------
     def play(self, speed: float = 1.0) -> None:
@@ -130,10 +125,8 @@ class LiveRun:
         return self.teleop is not None or self._want is not None
 
     def stop(self, timeout: float = 10.0) -> None:
-        with self._cv:
-            self._stop = True
-            self._cv.notify()
-        self._thread.join(timeout)
+        """End the run (an episode not finished yet is stored as cancelled); see :meth:`close`."""
+        self.close(timeout)
 
     # ---- what it shows ----------------------------------------------------------------------
     @property
@@ -168,48 +161,36 @@ class LiveRun:
         return (t1 - t0) * self.runner.world.delta / (w1 - w0) if w1 > w0 else None
 
     # ---- the thread -------------------------------------------------------------------------
-    def _run(self) -> None:
-        try:
-            with Project.open(self.root) as project:
-                try:
-                    self.runner, self.extra = self.build(project)
-                    self.runner.start()
-                    self.ready.set()
-                    if self.on_ready is not None:
-                        self.on_ready()
-                    self._loop(project)
-                finally:  # with the project still open: the trace is written whole
-                    if self._pushing:
-                        self._mark(project)  # the last span's end
-                    if self.teleop is not None:  # stopped while a person had the arm
-                        self._hand_back(project)
-                    if self.runner is not None:
-                        if self.runner.state is not RunState.FINISHED:
-                            self.runner.cancel()
-                            self.runner.step()  # finishes it as cancelled
-                        self.runner.world.close()
-        except BaseException as err:
-            self.error = err
-            self.ready.set()
-            if self.on_error is not None:
-                self.on_error(err)
+    def _serve(self) -> None:
+        with Project.open(self.root) as project:
+            try:
+                self.runner, self.extra = self.build(project)
+                self.runner.start()
+                self._started()
+                self._loop(project)
+            finally:  # with the project still open: the trace is written whole
+                if self._pushing:
+                    self._mark(project)  # the last span's end
+                if self.teleop is not None:  # stopped while a person had the arm
+                    self._hand_back(project)
+                if self.runner is not None:
+                    if self.runner.state is not RunState.FINISHED:
+                        self.runner.cancel()
+                        self.runner.step()  # finishes it as cancelled
+                    self.runner.world.close()
 
     def _loop(self, project: Project) -> None:
         runner = self.runner
         assert runner is not None
         anchor: tuple[float, int, float] | None = None  # (wall, tick, speed) of the schedule
+
+        def pending() -> bool:  # a change to apply, or a tick to take
+            ticking = bool(self._playing or self._steps) and runner.state is not RunState.FINISHED
+            return self._push is not None or bool(self._control) or ticking
+
         while True:
             with self._cv:
-                while (
-                    self._push is None
-                    and not self._control
-                    and (
-                        not (self._stop or self._playing or self._steps)
-                        or (runner.state is RunState.FINISHED and not self._stop)
-                    )
-                ):
-                    self._cv.wait(0.2)
-                if self._stop:
+                if not self._wait(pending, timeout=0.2):
                     return
                 change, self._push = self._push, None
                 control, self._control = self._control, []

@@ -8,75 +8,56 @@ own, newest request first, like the MuJoCo view's renders.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from sim._worker import Worker
 from sim.review._worlds import Frame
 from storage import Project
 from storage.media import FrameSource, index_video
 
 
-class VideoFrames:
+class VideoFrames(Worker):
     def __init__(
         self, root: Path, episode_id: str, on_frame: Callable[[Frame], None],
         on_error: Callable[[BaseException], None],
         on_ready: Callable[[], None] | None = None,
     ) -> None:  # fmt: skip
-        self.root, self.episode_id = root, episode_id
-        self.on_frame, self.on_error = on_frame, on_error
+        super().__init__("wb-videos", on_error, on_ready)  # on_ready: once cameras are known
+        self.root, self.episode_id, self.on_frame = root, episode_id, on_frame
         self.cameras: list[str] = []
-        self.ready = threading.Event()
-        self.on_ready = on_ready  # called on this object's thread once its cameras are known
         self._want: tuple[int, str] | None = None
-        self._stop = False
-        self._cv = threading.Condition()
-        self._thread = threading.Thread(target=self._run, name="wb-videos", daemon=True)
-        self._thread.start()
+        self._start()
 
     def request(self, tick: int, camera: str, **_options: Any) -> None:
         with self._cv:
             self._want = (tick, camera)
             self._cv.notify()
 
-    def close(self, timeout: float = 10.0) -> None:
-        with self._cv:
-            self._stop = True
-            self._cv.notify()
-        self._thread.join(timeout)
-
-    def _run(self) -> None:
-        try:
-            with Project.open(self.root) as project:
-                ep = project.episodes.get(self.episode_id)
-                arts = [a for a in project.episodes.artifacts(ep.id) if a.kind == "video"]
-                paths = {a.camera: project.media_path(a.media_sha) for a in arts}
-            offsets = {str(v.get("camera")): float(v.get("offset_s", 0.0))
-                       for v in ep.config.get("videos", []) if isinstance(v, dict)}  # fmt: skip
-            sources = {cam: FrameSource(p, index_video(p), store_path=None)
-                       for cam, p in paths.items()}  # fmt: skip
-            self.cameras = sorted(sources)
-            self.ready.set()
-            if self.on_ready is not None:
-                self.on_ready()
-            while True:
-                with self._cv:
-                    while self._want is None and not self._stop:
-                        self._cv.wait()
-                    if self._stop:
-                        return
-                    want, self._want = self._want, None
-                assert want is not None
-                tick, camera = want
-                source = sources.get(camera)
-                if source is None:
-                    continue
-                t = tick * ep.delta - offsets.get(camera, 0.0)
-                image = source.frame(source.index.index_at(t))
-                self.on_frame(Frame(tick, camera, np.ascontiguousarray(image[..., :3])))
-        except BaseException as err:
-            self.ready.set()
-            self.on_error(err)
+    def _serve(self) -> None:
+        with Project.open(self.root) as project:
+            ep = project.episodes.get(self.episode_id)
+            arts = [a for a in project.episodes.artifacts(ep.id) if a.kind == "video"]
+            paths = {a.camera: project.media_path(a.media_sha) for a in arts}
+        offsets = {str(v.get("camera")): float(v.get("offset_s", 0.0))
+                   for v in ep.config.get("videos", []) if isinstance(v, dict)}  # fmt: skip
+        sources = {cam: FrameSource(p, index_video(p), store_path=None)
+                   for cam, p in paths.items()}  # fmt: skip
+        self.cameras = sorted(sources)
+        self._started()
+        while True:
+            with self._cv:
+                if not self._wait(lambda: self._want is not None):
+                    return
+                want, self._want = self._want, None
+            assert want is not None
+            tick, camera = want
+            source = sources.get(camera)
+            if source is None:
+                continue
+            t = tick * ep.delta - offsets.get(camera, 0.0)
+            image = source.frame(source.index.index_at(t))
+            self.on_frame(Frame(tick, camera, np.ascontiguousarray(image[..., :3])))

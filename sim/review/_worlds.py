@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from sim._worker import Worker
 from sim.episode import EpisodeRunner, episode_world, open_scenario, recorded, replay_runner
 from sim.scenario import ScenarioError
 from storage import EpisodeRecord, Project
@@ -210,7 +211,7 @@ class Frame:
     image: NDArray[np.uint8]  # height × width × 3, top row first
 
 
-class FrameThread:
+class FrameThread(Worker):
     """Renders ``(tick, camera)`` requests of one episode on a thread of its own."""
 
     def __init__(
@@ -223,19 +224,16 @@ class FrameThread:
         size: tuple[int, int] = (640, 480),
         on_pick: Callable[[str | None], None] | None = None,
     ) -> None:
+        super().__init__("wb-frames", on_error, on_ready)  # on_ready: once cameras are known
         self.root, self.episode_id, self.size = root, episode_id, size
-        self.on_frame, self.on_error, self.on_pick = on_frame, on_error, on_pick
+        self.on_frame, self.on_pick = on_frame, on_pick
         self._pick: tuple[int, str, float, float, dict[str, Any]] | None = None
         self.cameras: list[str] = []
-        self.ready = threading.Event()
-        self.on_ready = on_ready  # called on this object's thread once its cameras are known
         #: set once every tick is held in memory: from then on a seek restores, never replays
         self.prefetched = threading.Event()
         self._want: tuple[int, str, dict[str, Any]] | None = None
-        self._cv = threading.Condition()
-        self._stop = False
-        self._thread = threading.Thread(target=self._run, name="wb-frames", daemon=True)
-        self._thread.start()
+        self._cursor: WorldCursor | None = None  # made and used on this object's thread
+        self._start()
 
     def request(self, tick: int, camera: str, **options: Any) -> None:
         """The frame of ``tick`` from ``camera``; ``options`` go to the world's renderer
@@ -250,55 +248,45 @@ class FrameThread:
             self._pick = (tick, camera, relx, rely, options)
             self._cv.notify()
 
-    def close(self, timeout: float = 10.0) -> None:
-        with self._cv:
-            self._stop = True
-            self._cv.notify()
-        self._thread.join(timeout)
+    def _serve(self) -> None:
+        with Project.open(self.root) as project:
+            self._cursor = cursor = WorldCursor(project, self.episode_id)
+        self.cameras = list(getattr(cursor.world, "cameras", ()))
+        self._started()
 
-    def _run(self) -> None:
-        cursor: WorldCursor | None = None
-        try:
-            with Project.open(self.root) as project:
-                cursor = WorldCursor(project, self.episode_id)
-            self.cameras = list(getattr(cursor.world, "cameras", ()))
-            idle = True  # prefetch while nothing is asked
-            self.ready.set()
-            if self.on_ready is not None:
-                self.on_ready()
-            while True:
-                with self._cv:
-                    while self._want is None and self._pick is None and not self._stop:
-                        if idle:  # nothing asked: replay one more tick into memory
-                            self._cv.release()
-                            try:
-                                idle = cursor.prefetch()
-                            finally:
-                                self._cv.acquire()
-                            if not idle:
-                                self.prefetched.set()
-                        else:
-                            self._cv.wait()
-                    if self._stop:
-                        return
-                    want, self._want = self._want, None
-                    pick, self._pick = self._pick, None
-                if want is not None:
-                    tick, camera, options = want
-                    reached = cursor.seek(tick)
-                    image = _render(cursor.world, camera, *self.size, **options)
-                    self.on_frame(Frame(reached, camera, image))
-                if pick is not None and self.on_pick is not None:
-                    tick, camera, relx, rely, options = pick
-                    cursor.seek(tick)  # picks use the renderer of the frame already shown
-                    world: Any = cursor.world  # a physics world: only it renders and picks
-                    self.on_pick(world.pick(camera, relx, rely, *self.size, **options))
-        except BaseException as err:  # reported on the GUI's side; the thread ends
-            self.ready.set()
-            self.on_error(err)
-        finally:
-            if cursor is not None:
-                cursor.close()  # frees the GL context on the thread that made it
+        def asked() -> bool:
+            return self._want is not None or self._pick is not None
+
+        while True:
+            with self._cv:
+                # nothing asked: prefetch (until every tick is in memory)
+                idle = None if self.prefetched.is_set() else self._prefetch
+                if not self._wait(asked, idle=idle):
+                    return
+                want, self._want = self._want, None
+                pick, self._pick = self._pick, None
+            if want is not None:
+                tick, camera, options = want
+                reached = cursor.seek(tick)
+                image = _render(cursor.world, camera, *self.size, **options)
+                self.on_frame(Frame(reached, camera, image))
+            if pick is not None and self.on_pick is not None:
+                tick, camera, relx, rely, options = pick
+                cursor.seek(tick)  # picks use the renderer of the frame already shown
+                world: Any = cursor.world  # a physics world: only it renders and picks
+                self.on_pick(world.pick(camera, relx, rely, *self.size, **options))
+
+    def _prefetch(self) -> bool:
+        """Replay one more tick into memory; False (and :attr:`prefetched` set) once all are."""
+        assert self._cursor is not None
+        more = self._cursor.prefetch()
+        if not more:
+            self.prefetched.set()
+        return more
+
+    def _finish(self) -> None:
+        if self._cursor is not None:
+            self._cursor.close()  # frees the GL context on the thread that made it
 
 
 def _render(world: Any, camera: str, width: int, height: int, **options: Any) -> NDArray[np.uint8]:
@@ -306,7 +294,7 @@ def _render(world: Any, camera: str, width: int, height: int, **options: Any) ->
     return image
 
 
-class LiveFrames:
+class LiveFrames(Worker):
     """The MuJoCo view of a live episode, rendered off the physics thread.
 
     The live thread :meth:`publish` es the world's snapshot every few ticks (cheap: arrays
@@ -322,21 +310,18 @@ class LiveFrames:
         on_ready: Callable[[], None] | None = None,
         size: tuple[int, int] = (640, 480),
     ) -> None:
-        self.make, self.on_frame, self.on_error, self.size = make, on_frame, on_error, size
+        super().__init__("wb-live-frames", on_error, on_ready)  # on_ready: once cameras are known
+        self.make, self.on_frame, self.size = make, on_frame, size
         self.cameras: list[str] = []
-        self.ready = threading.Event()
-        self.on_ready = on_ready  # called on this object's thread once its cameras are known
         self._snap: tuple[int, dict[str, Any]] | None = None
         self._view: tuple[str, dict[str, Any]] | None = None
         self._dirty = False
-        self._stop = False
-        self._cv = threading.Condition()
         #: told of every change of the hand push (the live run applies it); on this thread
         self.on_push: Callable[[Any], None] | None = None
         self._push: Any = None  # the current sim.mujoco.Push, owned by this thread
         self._calls: list[Callable[[Any], None]] = []  # push gestures, in order
-        self._thread = threading.Thread(target=self._run, name="wb-live-frames", daemon=True)
-        self._thread.start()
+        self._world: Any = None  # made and used on this object's thread
+        self._start()
 
     def publish(self, tick: int, snapshot: dict[str, Any]) -> None:
         with self._cv:
@@ -383,45 +368,33 @@ class LiveFrames:
             self._calls.append(fn)
             self._cv.notify()
 
-    def close(self, timeout: float = 10.0) -> None:
-        with self._cv:
-            self._stop = True
-            self._cv.notify()
-        self._thread.join(timeout)
+    def _serve(self) -> None:
+        self._world = world = self.make()
+        self.cameras = list(getattr(world, "cameras", ()))
+        self._started()
 
-    def _run(self) -> None:
-        world: Any = None
-        try:
-            world = self.make()
-            self.cameras = list(getattr(world, "cameras", ()))
-            self.ready.set()
-            if self.on_ready is not None:
-                self.on_ready()
-            while True:
-                with self._cv:
-                    while not (
-                        self._stop or self._calls or (self._dirty and self._snap and self._view)
-                    ):
-                        self._cv.wait()
-                    if self._stop:
-                        return
-                    calls, self._calls = self._calls, []
-                    want: tuple[tuple[int, dict[str, Any]], tuple[str, dict[str, Any]]] | None
-                    want = None
-                    if not calls:  # gestures first: they are measured against the frame shown
-                        assert self._snap is not None and self._view is not None
-                        want, self._dirty = (self._snap, self._view), False
-                for fn in calls:
-                    fn(world)
-                if want is None:
-                    continue
-                (tick, snap), (camera, options) = want
-                world.restore(snap)
-                image = _render(world, camera, *self.size, **options)
-                self.on_frame(Frame(tick, camera, image))
-        except BaseException as err:
-            self.ready.set()
-            self.on_error(err)
-        finally:
-            if world is not None:
-                world.close()
+        def asked() -> bool:
+            return bool(self._calls or (self._dirty and self._snap and self._view))
+
+        while True:
+            with self._cv:
+                if not self._wait(asked):
+                    return
+                calls, self._calls = self._calls, []
+                want: tuple[tuple[int, dict[str, Any]], tuple[str, dict[str, Any]]] | None
+                want = None
+                if not calls:  # gestures first: they are measured against the frame shown
+                    assert self._snap is not None and self._view is not None
+                    want, self._dirty = (self._snap, self._view), False
+            for fn in calls:
+                fn(world)
+            if want is None:
+                continue
+            (tick, snap), (camera, options) = want
+            world.restore(snap)
+            image = _render(world, camera, *self.size, **options)
+            self.on_frame(Frame(tick, camera, image))
+
+    def _finish(self) -> None:
+        if self._world is not None:
+            self._world.close()

@@ -13,13 +13,13 @@ live on this thread (SQLite connections stay on their thread); nothing here impo
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sim._worker import Worker
 from sim.contracts import evaluate
 from sim.episode import open_scenario
 from sim.mujoco import jaw_yaw
@@ -51,8 +51,11 @@ class SessionStatus:
     graph: SceneGraph
 
 
-class TeleopSession:
-    """Drive ``scenario`` on ``arm`` (shipped or a profile of the project at ``root``)."""
+class TeleopSession(Worker):
+    """Drive ``scenario`` on ``arm`` (shipped or a profile of the project at ``root``).
+
+    :meth:`close` ends the loop (a demonstration in progress is discarded) and frees the world.
+    """
 
     def __init__(
         self,
@@ -68,12 +71,10 @@ class TeleopSession:
         speed: float = 1.0,
     ) -> None:
         """``speed`` × real time (0: as fast as it goes). Callbacks run on the session thread."""
+        super().__init__("wb-teleop", on_error, on_ready)
         self.root, self.scenario, self.arm = root, scenario, arm
-        self.on_status, self.on_snapshot = on_status, on_snapshot
-        self.on_stored, self.on_error, self.on_ready = on_stored, on_error, on_ready
+        self.on_status, self.on_snapshot, self.on_stored = on_status, on_snapshot, on_stored
         self.speed = max(0.0, float(speed))
-        self.ready = threading.Event()
-        self.error: BaseException | None = None
         self.recorder: Recorder | None = None  # touch it only from the session thread
         self.max_linear = 0.0  # known once ready
         self.max_angular = 0.0
@@ -81,10 +82,7 @@ class TeleopSession:
         self.stored: list[str] = []
         self._cmd = Command()
         self._actions: list[str] = []
-        self._stop = False
-        self._cv = threading.Condition()
-        self._thread = threading.Thread(target=self._run, name="wb-teleop", daemon=True)
-        self._thread.start()
+        self._start()
 
     # ---- any thread --------------------------------------------------------------------
     def set_command(self, cmd: Command) -> None:
@@ -104,39 +102,24 @@ class TeleopSession:
     def stop_recording(self) -> None:
         self._queue("stop")
 
-    def close(self, timeout: float = 10.0) -> None:
-        """End the loop (a demonstration in progress is discarded) and free the world."""
-        with self._cv:
-            self._stop = True
-            self._cv.notify()
-        self._thread.join(timeout)
-
     def _queue(self, action: str) -> None:
         with self._cv:
             self._actions.append(action)
             self._cv.notify()
 
     # ---- the session thread ------------------------------------------------------------
-    def _run(self) -> None:
-        try:
-            with Project.open(self.root) as project:
-                bound = open_scenario(self.scenario)
-                rec = Recorder(bound, self.arm, project=project, delta=TELEOP_DELTA)
-                try:
-                    self.recorder = rec
-                    self.max_linear = rec.teleop.max_linear
-                    self.max_angular = rec.teleop.max_angular
-                    self.ready.set()
-                    if self.on_ready is not None:
-                        self.on_ready()
-                    self._loop(project, rec)
-                finally:
-                    rec.close()
-        except BaseException as err:  # reported on the GUI's side; the thread ends
-            self.error = err
-            self.ready.set()
-            if self.on_error is not None:
-                self.on_error(err)
+    def _serve(self) -> None:
+        with Project.open(self.root) as project:
+            bound = open_scenario(self.scenario)
+            rec = Recorder(bound, self.arm, project=project, delta=TELEOP_DELTA)
+            try:
+                self.recorder = rec
+                self.max_linear = rec.teleop.max_linear
+                self.max_angular = rec.teleop.max_angular
+                self._started()
+                self._loop(project, rec)
+            finally:
+                rec.close()
 
     def _loop(self, project: Project, rec: Recorder) -> None:
         delta = rec.world.delta

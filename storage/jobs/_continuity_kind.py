@@ -7,17 +7,17 @@ no-op, so queueing twice, or a scan made at import meanwhile, costs nothing.
 
 It is registered when ``storage`` is imported (as the diagnostic kinds are), so every worker
 hosts it whatever else it loads. Queueing and import's inline scans are
-:mod:`storage._continuity`'s.
+:mod:`storage._continuity_scans`'s.
 """
 
 from __future__ import annotations
 
-from storage._continuity import CONTINUITY_KIND
+from storage._continuity_scans import CONTINUITY_KIND
 from storage._project import Project
-from storage.continuity import scan_video
 from storage.jobs._registry import register
 from storage.jobs._types import JobContext, JobError, JobOutcome
 from storage.media import MediaError
+from storage.media.continuity import scan_video
 
 
 def _ref(sha256: str) -> str:

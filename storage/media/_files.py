@@ -1,7 +1,8 @@
-"""File checks and atomic writes shared by the media modules."""
+"""File checks, content addresses and atomic writes shared by the media modules."""
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from pathlib import Path
 
@@ -23,6 +24,12 @@ def check_readable_file(path: Path) -> None:
         raise MediaError(path, "is a folder, not a file")
     if st.st_size == 0:
         raise MediaError(path, "file is empty (0 bytes)")
+
+
+def file_sha256(path: Path) -> str:
+    """The sha256 of the file's bytes (hex): the name a project's ``media/`` stores it under."""
+    with path.open("rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def temp_sibling(path: Path) -> Path:

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from annotation import GATES_ALL, PHYSICS_GATES, TASK_GATES, Answer
 from judge import ModelProfile, queue_judge, save_profile
-from judge.loopback import FakeServer, wire_responder
+from judge.models.loopback import FakeServer
+from judge.video.loopback import wire_responder
 from storage import Project, run_worker
 
 

@@ -17,7 +17,7 @@ from app.gui._main_window import MainWindow
 from app.gui.annotate._candidates import NOT_SCANNED
 from storage import Project, Video, import_cases
 from storage._db import write
-from storage.continuity import scan_video
+from storage.media.continuity import scan_video
 from tests.continuity_case import Truth, write_corrupted_case
 
 pytestmark = pytest.mark.gui

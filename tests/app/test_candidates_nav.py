@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from app.gui.annotate._candidates import candidates, step_candidate
-from storage.continuity import Scan, Window
+from storage.media.continuity import Scan, Window
 
 
 def _w(start: float, end: float, score: float, reason: str) -> Window:

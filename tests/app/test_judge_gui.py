@@ -13,7 +13,8 @@ from pytestqt.qtbot import QtBot
 from app.gui._main_window import MainWindow
 from app.gui.judge._dialog import JudgeDialog
 from judge import ModelProfile, save_profile
-from judge.loopback import FakeServer, wire_responder
+from judge.models.loopback import FakeServer
+from judge.video.loopback import wire_responder
 from storage import Project
 
 

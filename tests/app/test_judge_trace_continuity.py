@@ -12,9 +12,10 @@ from pytestqt.qtbot import QtBot
 
 from app.gui._main_window import MainWindow
 from judge import ModelProfile, queue_judge, save_profile
-from judge.loopback import FakeServer, wire_responder
+from judge.models.loopback import FakeServer
+from judge.video.loopback import wire_responder
 from storage import Project, import_cases, run_worker
-from storage.continuity import scan_video
+from storage.media.continuity import scan_video
 from tests.continuity_case import inspecting_judge, write_corrupted_case
 
 pytestmark = pytest.mark.gui

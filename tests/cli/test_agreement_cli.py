@@ -66,8 +66,9 @@ def test_ablation_from_recorded_gates_and_holistic_ratings(tmp_path: Path, cases
 
 def test_paired_difference_between_two_rules(tmp_path: Path, cases_dir: Path) -> None:
     from judge import ModelProfile, queue_judge, save_profile
-    from judge._scripted import scripted_judge
-    from judge.loopback import FakeServer, wire_responder
+    from judge.models.loopback import FakeServer
+    from judge.video import scripted_judge
+    from judge.video.loopback import wire_responder
     from storage import run_worker
 
     project = tmp_path / "p"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-import storage._continuity as kind_module
+import storage._continuity_scans as kind_module
 from app.cli._continuity_cmds import COMMANDS, continuity
 from app.cli._main import cli
 from sim.synthetic import corrupt_video, write_demo_cases

@@ -23,12 +23,13 @@ from PIL import Image
 
 from app.cli._main import cli
 from judge import ModelProfile, queue_judge, save_profile, scripted_judge
-from judge._api import Message, Tool, ToolCall
-from judge.loopback import FakeServer, wire_responder
+from judge.models import Message, Tool, ToolCall
+from judge.models.loopback import FakeServer
+from judge.video.loopback import wire_responder
 from sim.synthetic import DEMO_CASES, corrupt_set, write_case
 from storage import JudgeRuns, Project, import_cases
-from storage.continuity import Trial, detection, scan_video
 from storage.media import FrameReader, index_video
+from storage.media.continuity import Trial, detection, scan_video
 from tests.continuity_case import offered_in
 
 KINDS = ("teleport", "swap", "ghost")

@@ -43,7 +43,8 @@ def test_judge_run_unknown_video_is_a_clear_error(tmp_path: Path, cases_dir: Pat
 
 
 def test_profiles_rescore_and_status_after_a_real_run(tmp_path: Path, cases_dir: Path) -> None:
-    from judge.loopback import FakeServer, wire_responder
+    from judge.models.loopback import FakeServer
+    from judge.video.loopback import wire_responder
     from storage import run_worker
 
     project = tmp_path / "p"

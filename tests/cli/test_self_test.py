@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from app import _self_test
 from app.cli._main import cli
 from judge import ModelProfile, save_profile
-from judge.loopback import FakeServer
+from judge.models.loopback import FakeServer
 from storage import Project
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from app.cli._main import cli
-from judge.loopback import FakeServer, Reply
+from judge.models.loopback import FakeServer, Reply
 from storage import Project
 
 EXAMPLE = Path(__file__).parents[2] / "docs" / "examples" / "external_agent.py"

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from judge._api import CallRecord
-from judge._profiles import ModelProfile
-from judge.loopback import FakeServer
+from judge.models import ModelProfile
+from judge.models.loopback import FakeServer
+from storage import RunCall
 
 
-class Records(list[CallRecord]):
+class Records(list[RunCall]):
     """A recorder that keeps what it is given."""
 
-    def __call__(self, record: CallRecord) -> None:
+    def __call__(self, record: RunCall) -> None:
         self.append(record)
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from judge import ModelProfile, save_profile
-from judge.loopback import FakeServer, Reply
+from judge.models.loopback import FakeServer, Reply
 from storage import Profiles, Project
 
 _DATA = re.compile(r"<<<DATA\n(.*?)\nDATA>>>", re.S)

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from judge import ModelProfile, save_profile
-from judge._quality_judge_prompt import DATA_CLOSE, DATA_OPEN, TOOL_NAME
-from judge.loopback import Action, BadArgs, FakeServer, Reply
+from judge.models.loopback import Action, BadArgs, FakeServer, Reply
+from judge.quality._prompt import DATA_CLOSE, DATA_OPEN, TOOL_NAME
 from sim.episode import open_scenario
 from sim.interact import run_interactive
 from sim.metrics import ITEM_IDS

@@ -12,10 +12,16 @@ from typing import Any
 
 import pytest
 
-from judge._api import CallFailed, FrameImage, Message, Tool
-from judge._client import ModelCallFailed, OpenAIModel
-from judge._profiles import ModelProfile
-from judge.loopback import Action, Delay, Drop, FakeServer, Reply, Status
+from judge.models import (
+    CallFailed,
+    FrameImage,
+    Message,
+    ModelCallFailed,
+    ModelProfile,
+    OpenAIModel,
+    Tool,
+)
+from judge.models.loopback import Action, Delay, Drop, FakeServer, Reply, Status
 from tests.judge.client_helpers import Records, profile
 
 ANSWER = Tool(
@@ -72,7 +78,12 @@ def test_happy_path_validates_counts_and_records_without_images() -> None:
     # what was recorded: one record, images as evidence ids, never the base64
     (rec,) = records
     assert rec.ok and rec.error is None and rec.stage == "task.T1" and rec.prompt_version == "v1"
-    assert rec.usage == usage
+    assert (rec.tokens_in, rec.tokens_out, rec.cost_usd, rec.latency_s) == (
+        usage.tokens_in,
+        usage.tokens_out,
+        usage.cost_usd,
+        usage.latency_s,
+    )
     text = json.dumps(rec.request)
     assert "base64" not in text and base64.b64encode(JPEG).decode("ascii") not in text
     rparts = rec.request["messages"][1]["content"]
@@ -203,6 +214,6 @@ def test_other_400_is_not_retryable() -> None:
 
 
 def test_importing_judge_does_not_import_openai() -> None:
-    code = "import sys, judge, judge._client; print('openai' in sys.modules)"
+    code = "import sys, judge, judge.models._client; print('openai' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -10,9 +10,7 @@ import os
 
 import pytest
 
-from judge._api import Message, Tool
-from judge._client import OpenAIModel
-from judge._profiles import ModelProfile
+from judge.models import Message, ModelProfile, OpenAIModel, Tool
 from tests.judge.client_helpers import Records
 
 pytestmark = pytest.mark.live

@@ -10,9 +10,8 @@ from typing import Any
 
 import pytest
 
-from judge._api import Message, SpendCapReached, Tool
-from judge._client import ModelCallFailed, OpenAIModel
-from judge.loopback import (
+from judge.models import Message, ModelCallFailed, OpenAIModel, SpendCapReached, Tool
+from judge.models.loopback import (
     Action,
     BadArgs,
     FakeServer,
@@ -180,7 +179,7 @@ def test_reply_without_usage_is_booked_at_the_worst_case() -> None:
 
 
 def test_cap_reserves_images_at_their_worst_case() -> None:
-    from judge._api import FrameImage
+    from judge.models import FrameImage
 
     frames = tuple(FrameImage(f"P{i:02d}", i, i / 10, b"jpeg") for i in range(24))
     with FakeServer(default=GOOD) as srv:

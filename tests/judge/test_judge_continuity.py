@@ -24,11 +24,12 @@ from judge import (
     save_profile,
     scripted_judge,
 )
-from judge.loopback import FakeServer, body_messages, wire_responder
+from judge.models.loopback import FakeServer, body_messages
+from judge.video.loopback import wire_responder
 from storage import JudgeRuns, Project, Video, import_cases, run_worker
 from storage._db import write
-from storage.continuity import Scan, Window, scan_video
 from storage.media import VideoIndex, index_video
+from storage.media.continuity import Scan, Window, scan_video
 from tests.casefactory import write_video
 from tests.continuity_case import Truth, inspecting_judge, offered_in, write_corrupted_case
 

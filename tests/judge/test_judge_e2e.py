@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from judge import ModelProfile, queue_judge, save_profile
-from judge.loopback import Delay, Drop, FakeServer, Malformed, Reply, Status, wire_responder
+from judge.models.loopback import Delay, Drop, FakeServer, Malformed, Reply, Status
+from judge.video.loopback import wire_responder
 from storage import JobStatus, JudgeRuns, Project, import_cases, run_worker
 
 KEY = "sk-test-DO-NOT-LEAK-4f9c2b7e"

@@ -25,7 +25,8 @@ from typing import Any
 import pytest
 
 from judge import ModelProfile, queue_judge, save_profile, scripted_judge
-from judge.loopback import Action, Delay, Drop, FakeServer, Status, body_messages, wire_responder
+from judge.models.loopback import Action, Delay, Drop, FakeServer, Status, body_messages
+from judge.video.loopback import wire_responder
 from storage import JobStatus, JudgeRuns, Project, import_cases, run_worker
 
 pytestmark = pytest.mark.slow
@@ -145,7 +146,7 @@ def test_ray_judges_verdict_for_verdict_as_a_local_worker_and_keeps_the_key_out(
 ) -> None:
     from ray import cloudpickle
 
-    from storage import _ray_driver
+    from storage.jobs import _ray_driver
 
     sent: list[bytes] = []  # every task's function, inputs, files and env, as Ray pickles them
     run, ref = _ray_driver.RayExecutor._run, _ray_driver._Objects.ref

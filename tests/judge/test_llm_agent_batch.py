@@ -7,7 +7,7 @@ from pathlib import Path
 
 import judge  # noqa: F401  (registers the llm agent kind)
 from judge import ModelProfile, save_profile
-from judge.loopback import FakeServer, Reply
+from judge.models.loopback import FakeServer, Reply
 from sim.batch import parse_manifest, queue_batch, results_table
 from storage import Profiles, Project, run_worker
 

@@ -15,7 +15,7 @@ import pytest
 
 from annotation import UserError
 from judge import LLMAssistant, LLMUser, ModelParticipantError
-from judge.loopback import Action, BadArgs, FakeServer, Reply, Status, Unauthorized
+from judge.models.loopback import Action, BadArgs, FakeServer, Reply, Status, Unauthorized
 from sim.episode import open_scenario
 from sim.interact import (
     ASSISTANTS,

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from judge.loopback import FakeServer
+from judge.models.loopback import FakeServer
 from sim.episode import open_scenario
 from sim.interact import run_interactive
 from sim.users import Persona

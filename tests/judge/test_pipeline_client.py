@@ -7,9 +7,10 @@ from pathlib import Path
 import numpy as np
 
 from judge import OpenAIModel, judge_video, scripted_judge
-from judge._api import CallRecord
-from judge._profiles import ModelProfile
-from judge.loopback import FakeServer, wire_responder
+from judge.models import ModelProfile
+from judge.models.loopback import FakeServer
+from judge.video.loopback import wire_responder
+from storage import RunCall
 from storage.media import index_video
 from tests.casefactory import write_video
 
@@ -20,7 +21,7 @@ def test_gated_run_over_http(tmp_path: Path) -> None:
 
     responder = wire_responder(judge)
 
-    records: list[CallRecord] = []
+    records: list[RunCall] = []
     with FakeServer(responder) as srv:
         profile = ModelProfile(name="loop", base_url=srv.base_url, model="fake-vlm",
                                price_in_per_mtok=1.0, price_out_per_mtok=4.0)  # fmt: skip

@@ -9,7 +9,7 @@ import cv2
 import numpy as np
 import pytest
 
-from judge._pipeline import FrameSampler, check_window, mid_bin_times, uniform_indices
+from judge.video import FrameSampler, check_window, mid_bin_times, uniform_indices
 from storage.media import FrameReader, VideoIndex, index_video
 from tests.casefactory import write_video
 

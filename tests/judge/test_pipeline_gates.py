@@ -11,9 +11,9 @@ import pytest
 
 from annotation import Mark, score
 from judge import JudgeCancelled, PipelineError, ScriptedModel, judge_video, scripted_judge
-from judge._api import Message, Tool, ToolCall
-from judge._pipeline import JudgeConfig, JudgeResult
-from judge._scripted import live_ids
+from judge.models import Message, Tool, ToolCall
+from judge.video import JudgeConfig, JudgeResult
+from judge.video._scripts import live_ids
 from storage.media import VideoIndex, index_video
 from tests.casefactory import write_video
 

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from judge import JudgeConfig, ScriptedModel, judge_video, scripted_judge
-from judge._api import CallRecord, Message, SpendCapReached, Tool, Usage
-from judge._pipeline import JudgeResult
-from judge._scripted import SeenCall
+from judge.models import Message, SeenCall, SpendCapReached, Tool, Usage
+from judge.video import JudgeResult
+from storage import RunCall
 from storage.media import VideoIndex, index_video
 from tests.casefactory import write_video
 
@@ -131,7 +131,7 @@ def test_cap_refusing_an_inspecting_call_asks_for_submit_only_then_fails(
         # Offering inspect_video costs more (its schema, and the frames it brings).
         return Usage(10, 10, 0.25 if len(tools) > 1 else 0.125)
 
-    records: list[CallRecord] = []
+    records: list[RunCall] = []
     api = ScriptedModel(scripted_judge(inspections={"T1": 5}), usage=usage, spend_cap_usd=1.0,
                         recorder=records.append)  # fmt: skip
     with pytest.raises(SpendCapReached) as err:

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 from judge import PROMPT_VERSION, ScriptedModel, judge_video, scripted_judge
-from judge._api import CallRecord
-from judge._pipeline import DATA_CLOSE, DATA_OPEN, JudgeResult, prompt_digest
-from judge._pipeline import _schemas as sch
-from judge._pipeline._prompts import TEMPLATE_DIR, render
-from judge._scripted import SeenCall
+from judge.models import SeenCall
+from judge.video import DATA_CLOSE, DATA_OPEN, JudgeResult, prompt_digest
+from judge.video import _schemas as sch
+from judge.video._prompts import TEMPLATE_DIR, render
+from storage import RunCall
 from storage.media import VideoIndex, index_video
 from tests.casefactory import write_video
 
@@ -76,7 +76,7 @@ def test_goal_text_is_data_only_and_cannot_change_the_outcome(
 
 
 def test_every_call_carries_the_prompt_version_and_boundary(clip: tuple[Path, VideoIndex]) -> None:
-    records: list[CallRecord] = []
+    records: list[RunCall] = []
     api = ScriptedModel(scripted_judge(inspections={"P1": 1}), recorder=records.append)
     r = judge_video(api, *clip, BENIGN, F1)
     assert {rec.prompt_version for rec in records} == {PROMPT_VERSION} == {r.prompt_version}

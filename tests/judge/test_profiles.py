@@ -9,10 +9,18 @@ import keyring
 import pytest
 from pydantic import ValidationError
 
-from judge._api import CallFailed, Message, Tool
-from judge._client import ModelCallFailed, OpenAIModel
-from judge._profiles import ModelProfile, load_profile, resolve_api_key, save_profile
-from judge.loopback import FakeServer, Reply
+from judge.models import (
+    CallFailed,
+    Message,
+    ModelCallFailed,
+    ModelProfile,
+    OpenAIModel,
+    Tool,
+    load_profile,
+    resolve_api_key,
+    save_profile,
+)
+from judge.models.loopback import FakeServer, Reply
 from storage import Project
 
 BASE = {"name": "local", "base_url": "http://127.0.0.1:8000/v1", "model": "qwen-vl"}

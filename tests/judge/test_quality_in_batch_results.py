@@ -11,7 +11,7 @@ import pytest
 
 import judge  # noqa: F401  (adds the quality items to results tables)
 from judge import quality_scores, queue_quality
-from judge.loopback import FakeServer
+from judge.models.loopback import FakeServer
 from sim.batch import parse_manifest, queue_batch, results_table
 from sim.metrics import round_score
 from storage import Project, run_worker

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from annotation import UserError
 from app.cli._quality_cmd import quality
 from judge import QUALITY_KIND
-from judge.loopback import FakeServer
+from judge.models.loopback import FakeServer
 from storage import BatchCellRecord, Project
 from tests.judge.quality_judge_helpers import Verdicts, add_judges, make_episode
 

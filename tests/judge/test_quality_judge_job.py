@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from judge import QUALITY_KIND, QueueError, quality_scores, queue_quality
-from judge._quality_judge import judge_quality_job
-from judge.loopback import FakeServer, Reply, Status
+from judge.models.loopback import FakeServer, Reply, Status
+from judge.quality._job import judge_quality_job
 from sim.metrics import round_score
 from storage import JOB_KINDS, JobStatus, JudgeRuns, Project, QualityVerdicts, run_worker
 from tests.judge.quality_judge_helpers import (
@@ -266,7 +266,7 @@ def test_the_verdicts_are_written_with_the_job_not_before(project: tuple[Path, s
 def test_the_spend_cap_holds_across_attempts(project: tuple[Path, str]) -> None:
     """What an earlier attempt's recorded calls cost comes off the next attempt's cap."""
     from judge import run_judge_quality
-    from judge._video_job import default_make_api
+    from judge.models import default_make_api
     from storage import JobError
 
     root, eid = project

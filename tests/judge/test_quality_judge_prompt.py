@@ -6,9 +6,10 @@ from typing import Any
 
 import pytest
 
-from judge._api import ToolCall
-from judge._client_wire import validator
-from judge._quality_judge_prompt import (
+from judge.models import ToolCall
+from judge.models._client_wire import validator
+from judge.quality import QualityRound
+from judge.quality._prompt import (
     DATA_CLOSE,
     DATA_OPEN,
     TOOL,
@@ -17,7 +18,6 @@ from judge._quality_judge_prompt import (
     round_messages,
     system_message,
 )
-from judge._quality_judge_rounds import QualityRound
 from sim.metrics import ITEM_IDS, RUBRIC
 from tests.judge.quality_judge_helpers import ALL_PASS, verdict_args
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from judge import QualityRoundsError, episode_rounds
-from judge._quality_judge_rounds import scenes_at
+from judge.quality._rounds import scenes_at
 from sim.episode import open_scenario, run_episode
 from storage import Project
 from storage._db import write

@@ -18,7 +18,7 @@ from judge import (
     action_counts,
     tool_usage,
 )
-from judge._api import ToolCall, Usage
+from judge.models import ToolCall, Usage
 from sim.episode import EpisodeRunner
 from sim.symbolic import SymbolicWorld
 from tests.judge.tool_agent_helpers import (

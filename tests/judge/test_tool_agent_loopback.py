@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from judge import OpenAIModel, ToolAgent, ToolAgentConfig, tool_usage
-from judge.loopback import Action, BadArgs, FakeServer, Reply
+from judge.models.loopback import Action, BadArgs, FakeServer, Reply
 from sim.episode import EpisodeRunner, make_world, open_scenario
 from sim.scenario import BoundScenario, bind, parse_scenario
 from sim.symbolic import SymbolicWorld

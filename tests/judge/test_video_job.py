@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from judge import ModelCallFailed, ScriptedModel, perfect_judge, scripted_judge
-from judge._api import CallFailed, CallRecorder, ModelAPI, SpendCapReached, Usage
-from judge._video_job import prepare_judge_video, run_judge_video
+from judge.models import CallFailed, CallRecorder, ModelAPI, SpendCapReached, Usage
+from judge.video import prepare_judge_video, run_judge_video
 from storage import JOB_KINDS, JobError, JobOutcome, JudgeRuns, Project, import_cases, run_worker
 from storage._db import write
 from tests.casefactory import make_case

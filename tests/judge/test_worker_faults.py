@@ -24,7 +24,8 @@ from click.testing import CliRunner
 
 from app.cli._main import cli
 from judge import ModelProfile, queue_judge, save_profile
-from judge.loopback import Delay, FakeServer, Reply, wire_responder
+from judge.models.loopback import Delay, FakeServer, Reply
+from judge.video.loopback import wire_responder
 from storage import JobStatus, JudgeRuns, Project, import_cases
 
 KEY = "sk-test-faults-0b1c"

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from judge import ScriptedModel, ToolAgent, ToolAgentConfig
-from judge._api import Message, Tool, ToolCall
+from judge.models import Message, Tool, ToolCall
 from sim.episode import EpisodeRunner, Observation
 from sim.scenario import BoundScenario, bind, parse_scenario
 from sim.symbolic import SymbolicWorld

@@ -8,7 +8,7 @@ import pytest
 
 from annotation import GateMode, GateRuleError
 from storage import Project, export_assignment, export_work, import_cases, import_work
-from storage._bundle_merge import check_gate_rules, plan_merge
+from storage.bundles._merge import check_gate_rules, plan_merge
 from tests.storage import test_studies
 from tests.storage.test_bundles import dump
 from tests.storage.test_studies import CALIBRATION_CASE, DOMAINS, annotate

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-import storage._continuity as kind_module
+import storage._continuity_scans as kind_module
 from annotation import Answer
 from storage import CSV_COLUMNS, Project, continuity_export, import_cases, to_csv, to_json
-from storage.continuity import Scan, Window
+from storage.media.continuity import Scan, Window
 from tests.casefactory import make_case
 
 WINDOW = Window(start_s=0.4, end_s=0.6, score=5.25, reason="content changes with no motion path",

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-import storage._continuity as kind_module
+import storage._continuity_scans as kind_module
 from storage import (
     CONTINUITY_KIND,
     JobStatus,
@@ -20,8 +20,8 @@ from storage import (
     queue_continuity_scans,
     run_worker,
 )
-from storage.continuity import Scan, scan_video
 from storage.media import MediaError
+from storage.media.continuity import Scan, scan_video
 from tests.casefactory import make_case
 
 REPO = Path(__file__).resolve().parents[2]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from storage.continuity import JudgeScore, judge_detection
+from storage.media.continuity import JudgeScore, judge_detection
 
 
 def _source(name: str, control: float | None, **kinds: float | None) -> list[JudgeScore]:

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from sim.synthetic import Corruption, corrupt_set, write_demo_cases
-from storage.continuity import (
+from storage.media import MediaError
+from storage.media.continuity import (
     Trial,
     detection,
     evaluate,
@@ -19,7 +20,6 @@ from storage.continuity import (
     scan_signals,
     scan_video,
 )
-from storage.media import MediaError
 
 
 @pytest.fixture(scope="module")

@@ -205,14 +205,14 @@ def test_a_video_stored_without_its_index_gets_one_on_import(
     tmp_path: Path, cases_dir: Path
 ) -> None:
     """Projects made before episode videos were indexed: the file is there, the index is not."""
-    from storage._bundle_format import file_sha256
     from storage._db import write
-    from storage._import import _insert_media, _Media
+    from storage._staging import MediaFile, insert_media
+    from storage.media import file_sha256
 
     video = next((cases_dir / "stack_blocks").rglob("*.mp4"))
     with Project.create(tmp_path / "p") as p:
         with write(p.db):
-            _insert_media(p, _Media(video, file_sha256(video), "video"))  # no index
+            insert_media(p, MediaFile(video, file_sha256(video), "video"))  # no index
         import_cases(p, cases_dir)
         for v in p.videos("stack_blocks"):
             assert p.video_index(v).frame_count == 12

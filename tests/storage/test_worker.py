@@ -277,7 +277,8 @@ def test_library_log_records_and_warnings_become_json_lines(
     import warnings
 
     def chatty(ctx: JobContext) -> JobOutcome:
-        logging.getLogger("judge._client").warning("reply carried no token usage; booking it")
+        client_log = logging.getLogger("judge.models._client")
+        client_log.warning("reply carried no token usage; booking it")
         warnings.warn("a library deprecation", DeprecationWarning, stacklevel=1)
         return JobOutcome(write=lambda p: None)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from storage.continuity import Scan, Window
+from storage.media.continuity import Scan, Window
 
 NOT_SCANNED = "no candidate windows (not scanned)"
 NONE_FOUND = "no candidate windows: the continuity scan found none"

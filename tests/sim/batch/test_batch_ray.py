@@ -137,7 +137,7 @@ def test_llm_participants_get_their_profile_and_their_key_only_by_name(
     from types import SimpleNamespace
 
     from judge import ModelProfile, save_profile
-    from judge.loopback import FakeServer, Reply
+    from judge.models.loopback import FakeServer, Reply
     from sim.batch import prepare_episode
     from storage import Profiles, RemoteTask
     from tests.judge.llm_participant_helpers import assistant_script

@@ -8,7 +8,8 @@ from pathlib import Path
 import mujoco
 import pytest
 
-from sim.mujoco._arm import LAB7, WB6, ArmSpec, ArmSpecError, bind_arm
+from sim.mujoco._arm import LAB7, WB6, ArmSpec, ArmSpecError
+from sim.mujoco._bind import bind_arm
 from sim.mujoco._compose import compose, compose_spec
 from sim.mujoco._trial import CHECK_TABLE
 

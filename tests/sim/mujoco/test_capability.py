@@ -10,14 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from sim.mujoco import (
-    LAB7,
-    WB6,
-    ArmSpec,
-    capability_table,
-    open_scenarios,
-    scenario_capability,
-)
+from sim.episode import capability_table, open_scenarios
+from sim.mujoco import LAB7, WB6, ArmSpec, scenario_capability
 from sim.scenario import BoundScenario, ScenarioError
 
 

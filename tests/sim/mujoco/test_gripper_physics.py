@@ -19,7 +19,7 @@ import pytest
 
 from sim.episode import EpisodeRunner, ScriptedAgent, open_scenario
 from sim.mujoco import LAB7, WB6, ArmSpec, PhysicsWorld, check_arm
-from sim.mujoco._arm import bind_arm
+from sim.mujoco._bind import bind_arm
 from sim.mujoco._compose import compile_spec, load_spec
 from sim.mujoco._gripper import measure_gripper
 from sim.mujoco._index import FINGER, scene_index

@@ -45,10 +45,12 @@ def _frames(t: int, seed: int) -> np.ndarray:
 
 
 def _close(decoded: np.ndarray, original: np.ndarray) -> None:
-    """Same frames within codec loss: each frame's mean within 2 levels (steps are 6 apart)."""
+    """Same frames within codec loss: each frame's mean within half a step of its own (steps
+    are 6 levels apart, so under 3 still names the right frame; a 16-px H.264 frame has been
+    seen 2.003 levels off in a full run)."""
     assert decoded.shape == original.shape
     per_frame = np.abs(decoded.mean(axis=(1, 2, 3)) - original.mean(axis=(1, 2, 3)))
-    assert per_frame.max() < 2, per_frame
+    assert per_frame.max() < 3, per_frame
     assert np.abs(decoded.astype(int) - original).mean() < 3
 
 

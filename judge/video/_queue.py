@@ -1,0 +1,71 @@
+"""Queue judge jobs: one ``judge.video`` job per video, grouped in a named batch."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from judge.models import QueueError, enqueue_batch, require_profiles
+from judge.video._config import MODES, JudgeConfig
+from storage import (
+    DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_RATE_LIMIT_BACKOFF_S,
+    DEFAULT_RETRY_BACKOFF_S,
+    Project,
+)
+
+JUDGE_KIND = "judge.video"
+
+
+def queue_judge(
+    project: Project,
+    video_ids: Iterable[str],
+    *,
+    profile: str,
+    mode: str = "gated",
+    batch: str | None = None,
+    config: Mapping[str, Any] | None = None,
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+    retry_backoff_s: float = DEFAULT_RETRY_BACKOFF_S,
+    rate_limit_backoff_s: float = DEFAULT_RATE_LIMIT_BACKOFF_S,
+) -> tuple[str, list[int]]:
+    """Queue one judge job per video; returns the batch name and job ids.
+
+    ``max_attempts``, ``retry_backoff_s`` and ``rate_limit_backoff_s`` are the queue's retry
+    policy for these jobs (see :meth:`storage.Jobs.enqueue`).
+
+    ``config`` holds :class:`judge.JudgeConfig` overrides, stored with each job and then with
+    its run: ``{"continuity_windows": 3}`` offers the continuity scan's three strongest windows
+    at the Physics gates (0, the default, offers none).
+
+    Unknown videos or profile, an unknown mode, settings no run could use or an empty selection
+    are refused before anything is written, so a typo never leaves half a batch behind.
+    """
+    ids = list(dict.fromkeys(video_ids))
+    if not ids:
+        raise QueueError("no videos selected")
+    if mode not in MODES:
+        raise QueueError(f"unknown judge mode {mode!r}; choose one of {', '.join(MODES)}")
+    try:
+        settings = JudgeConfig().with_overrides(config or {})
+    except ValueError as err:
+        raise QueueError(f"judge settings: {err}") from None
+    if settings.continuity_windows and mode == "simple_vqa":
+        raise QueueError(
+            "continuity windows are offered at the gates, and mode simple_vqa has none: "
+            "use mode gated or independent, or continuity_windows 0"
+        )
+    require_profiles(project, [profile])
+    known = {v.id for v in project.videos()}
+    missing = [v for v in ids if v not in known]
+    if missing:
+        raise QueueError(f"no such video(s) in {project.root}: {', '.join(missing[:5])}")
+    name = batch or f"judge-{mode}-{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}"
+    payloads = [
+        {"video_id": v, "profile": profile, "mode": mode, "config": dict(config or {})} for v in ids
+    ]
+    return enqueue_batch(
+        project, JUDGE_KIND, payloads, batch=name, max_attempts=max_attempts,
+        retry_backoff_s=retry_backoff_s, rate_limit_backoff_s=rate_limit_backoff_s,
+    )  # fmt: skip
