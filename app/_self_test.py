@@ -39,7 +39,7 @@ class CheckResult:
 class Options:
     full_demo: bool = False  # the demo with its MuJoCo episodes (~1.5 min on 2 cores)
     project: Path | None = None  # check this project's model profiles too
-    call: bool = False  # and call each profile's endpoint once (GET /models)
+    call: bool = False  # and call each profile's endpoint (GET /models, then the probe)
 
 
 def bundle_root() -> Path | None:
@@ -201,7 +201,7 @@ def _model_client(_tmp: Path, opts: Options) -> str:
         for name in names:
             profile = ModelProfile.from_config(name, project.profiles.get(name))
             lines.append(f"{name}: {profile.model} at {profile.base_url}, {_key_source(profile)}"
-                         + (f", {_call(profile)}" if opts.call else ""))  # fmt: skip
+                         + (f", {_call(opts.project, profile)}" if opts.call else ""))  # fmt: skip
     if not names:
         return f"the client builds; {opts.project} has no model profiles"
     return "; ".join(lines)
@@ -223,10 +223,13 @@ def _key_source(profile: Any) -> str:
         return f"NO KEY (set ${profile.api_key_env} or store one in the keyring)"
 
 
-def _call(profile: Any) -> str:
+def _call(project_root: Path, profile: Any) -> str:
+    """List the endpoint's models, then probe what it honours and keep that with the profile
+    (one short call per feature), saying whether it can be the video judge."""
     import openai
 
-    from judge import resolve_api_key
+    from judge import probe_and_save, resolve_api_key, video_judge_refusal
+    from storage import Project
 
     client = openai.OpenAI(base_url=profile.base_url, api_key=resolve_api_key(profile),
                            timeout=15.0, max_retries=0)  # fmt: skip
@@ -235,7 +238,13 @@ def _call(profile: Any) -> str:
     finally:
         client.close()
     listed = "listed" if profile.model in models else "NOT listed"
-    return f"endpoint answered: {len(models)} models, {profile.model} {listed}"
+    with Project.open(project_root) as project:
+        probed = probe_and_save(project, profile.name)
+    assert probed.capabilities is not None
+    refusal = video_judge_refusal(probed)
+    judge = f"NOT usable as the video judge: {refusal}" if refusal else "can judge videos"
+    return (f"endpoint answered: {len(models)} models, {profile.model} {listed}; "
+            f"{probed.capabilities.summary()}; {judge}")  # fmt: skip
 
 
 def _formats(tmp: Path, _opts: Options) -> str:

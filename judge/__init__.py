@@ -28,12 +28,16 @@ from judge.agents import (
     tool_usage,
 )
 from judge.models import (
+    ASSUMED,
+    Capabilities,
     ModelCallFailed,
     ModelProfile,
     OpenAIModel,
     QueueError,
     ScriptedModel,
     load_profile,
+    probe_and_save,
+    probe_capabilities,
     resolve_api_key,
     save_profile,
     store_api_key,
@@ -66,6 +70,7 @@ from judge.video import (
     rule_scores,
     run_judge_video,
     scripted_judge,
+    video_judge_refusal,
 )
 from sim.interact import register_assistant, register_user
 
@@ -75,6 +80,7 @@ register_user("llm", LLMUser.from_setup)
 
 __all__: list[str] = [
     "ASSISTANT_PROMPT_VERSION",
+    "ASSUMED",
     "CATEGORIES",
     "JUDGE_KIND",
     "MAX_CONTINUITY_WINDOWS",
@@ -85,6 +91,7 @@ __all__: list[str] = [
     "TOOLS",
     "TOOL_AGENT_PROMPT_VERSION",
     "USER_PROMPT_VERSION",
+    "Capabilities",
     "JudgeCancelled",
     "JudgeConfig",
     "JudgeResult",
@@ -108,6 +115,8 @@ __all__: list[str] = [
     "judge_video",
     "load_profile",
     "perfect_judge",
+    "probe_and_save",
+    "probe_capabilities",
     "quality_items",
     "quality_scores",
     "queue_judge",
@@ -122,4 +131,5 @@ __all__: list[str] = [
     "stored_verdicts",
     "tool_agent_factory",
     "tool_usage",
+    "video_judge_refusal",
 ]

@@ -23,10 +23,12 @@ def pytest_configure(config: pytest.Config) -> None:
 def _isolated_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every test gets its own config dir, log dir and rater, and none of the user's WB_ values.
 
-    WB_SYNCHRONOUS is kept: it is a debugging switch someone may run the tests with.
+    WB_SYNCHRONOUS is kept: it is a debugging switch someone may run the tests with; so are
+    the WB_LIVE_* variables, which name the endpoint the opt-in live test calls (they configure
+    that test, not the product).
     """
     for name in list(os.environ):
-        if name.startswith("WB_") and name != "WB_SYNCHRONOUS":
+        if name.startswith("WB_") and name != "WB_SYNCHRONOUS" and not name.startswith("WB_LIVE_"):
             monkeypatch.delenv(name)
     monkeypatch.setenv("WB_CONFIG_DIR", str(tmp_path / "config"))
     monkeypatch.setenv("WB_LOG_DIR", str(tmp_path / "logs"))

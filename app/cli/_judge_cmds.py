@@ -223,10 +223,36 @@ def profile_list(project_dir: Path) -> None:
     with Project.open(project_dir) as project:
         for name in project.profiles.list():
             p = load_profile(project.profiles, name)
+            caps = p.capabilities.summary() if p.capabilities else "not probed"
             click.echo(
                 f"{name}: {p.model} at {p.base_url} · key from ${p.api_key_env or '(none)'} · "
-                f"cap ${p.spend_cap_usd:.2f}/video"
+                f"cap ${p.spend_cap_usd:.2f}/video · {caps}"
             )
+
+
+@profile.command("probe")
+@project_option()
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="The capabilities as JSON.")
+def profile_probe(project_dir: Path, name: str, as_json: bool) -> None:
+    """Measure what the profile's server honours (one short call per feature) and keep it
+    with the profile: the client then sends what the server applies."""
+    from judge import probe_and_save, video_judge_refusal
+    from storage import Project
+
+    with Project.open(project_dir) as project:
+        probed = probe_and_save(project, name)
+    caps = probed.capabilities
+    assert caps is not None
+    if as_json:
+        click.echo(caps.model_dump_json(indent=2))
+        return
+    click.echo(f"{name}: {caps.summary()}")
+    for note in caps.notes:
+        click.echo(f"  - {note}")
+    refusal = video_judge_refusal(probed)
+    if refusal:
+        click.echo(f"  {refusal}")
 
 
 @profile.command("remove")

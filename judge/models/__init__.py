@@ -20,6 +20,7 @@ from judge.models._api import (
     Usage,
     call_record,
 )
+from judge.models._capabilities import ASSUMED, Capabilities
 from judge.models._client import ModelCallFailed, OpenAIModel
 from judge.models._images import encode_jpeg
 from judge.models._jobs import (
@@ -33,6 +34,7 @@ from judge.models._jobs import (
     profile_spend_cap,
     require_profiles,
 )
+from judge.models._probe import probe_and_save, probe_capabilities
 from judge.models._profiles import (
     ModelProfile,
     load_profile,
@@ -43,8 +45,10 @@ from judge.models._profiles import (
 from judge.models._scripted import Responder, ScriptedModel, SeenCall
 
 __all__ = [
+    "ASSUMED",
     "CallFailed",
     "CallRecorder",
+    "Capabilities",
     "FrameImage",
     "MakeApi",
     "Message",
@@ -68,6 +72,8 @@ __all__ = [
     "job_error",
     "load_profile",
     "model_name",
+    "probe_and_save",
+    "probe_capabilities",
     "profile_spend_cap",
     "require_profiles",
     "resolve_api_key",

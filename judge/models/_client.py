@@ -28,15 +28,16 @@ from judge.models._api import (
     call_record,
 )
 from judge.models._budget import Budget, Prices
+from judge.models._capabilities import ASSUMED, OutputCap
 from judge.models._client_wire import (
     InvalidReplyError,
     called_tool,
     check,
     encode,
-    plain,
     usage_of,
     validator,
 )
+from judge.models._forcing import choose, structured_reply
 from judge.models._profiles import NO_KEY, ModelProfile, keyring_service, resolve_api_key
 
 if TYPE_CHECKING:
@@ -48,14 +49,17 @@ log = logging.getLogger("judge.client")
 _BEARER = re.compile(r"(?i)\bbearer\s+[^\s\"',}]+")
 _AUTH_FIELD = re.compile(r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?)(?!bearer \*\*\*)[^\s\"',}]+")
 _SK_KEY = re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}")
-_MAX_TOKENS_PARAM = re.compile(r"max_completion_tokens")
+_CAP_FIELDS: tuple[OutputCap, OutputCap] = ("max_tokens", "max_completion_tokens")
+# A chat template that cannot render image parts fails inside the server: a 5xx that no retry
+# will change (llama-cpp-python: "can only concatenate str (not "list") to str").
+_TEMPLATE_ON_LIST = re.compile(r"concatenate str|valid string|image|vision|multimodal", re.I)
 
 
 class ModelCallFailed(CallFailed):
     """A :class:`CallFailed` that says whether trying the same call later may succeed.
 
     ``kind`` is one of: connection, timeout, rate_limit, server, auth, not_found, bad_request,
-    schema, no_key, client.
+    unsupported_content (images to a model that takes none), schema, no_key, client.
     """
 
     def __init__(self, message: str, *, retryable: bool, kind: str) -> None:
@@ -109,8 +113,13 @@ class OpenAIModel:
         # Keys shorter than 6 characters are not scrubbed: replacing "k" everywhere would
         # mangle every message, and so short a key protects nothing anyway.
         self._secrets = [key] if len(key) >= 6 and key != NO_KEY else []
-        # Some older servers only know `max_tokens`; flipped once on their 400, then kept.
-        self._legacy_max_tokens = False
+        #: what the endpoint honours (probed, or the safe assumptions): the cap's field, how
+        #: to force a tool call, whether images may be sent
+        self.capabilities = profile.capabilities or ASSUMED
+        # The field that caps a reply; switched once when a server refuses it by name (400).
+        self._cap_field = self.capabilities.output_cap
+        self._cap_switched = False
+        self._sending_images = False
         self._client: openai.OpenAI = openai.OpenAI(
             base_url=profile.base_url,
             api_key=key,
@@ -145,28 +154,19 @@ class OpenAIModel:
         """
         if not tools:
             raise ValueError("call() needs at least one tool")
-        offered = {t.name: (t, validator(t)) for t in tools}
+        forcing = choose(tools, self.capabilities)
+        offered = {t.name: (t, validator(t)) for t in forcing.checked}
         wire, record, n_images = encode(messages)
-        base: dict[str, Any] = {
-            "model": self.profile.model,
-            "tools": [
-                {
-                    "type": "function",
-                    "function": {
-                        "name": t.name,
-                        "description": t.description,
-                        "parameters": plain(t.parameters),
-                    },
-                }
-                for t in tools
-            ],
-            # One tool: force it by name, so the model cannot answer in prose instead.
-            "tool_choice": (
-                {"type": "function", "function": {"name": tools[0].name}}
-                if len(tools) == 1
-                else "required"
-            ),
-        }
+        if n_images and not self.capabilities.images:
+            raise ModelCallFailed(
+                f"model {self.profile.model!r} at {self.profile.base_url} takes no images (its "
+                f"probe, {self.capabilities.probed_at}, found it text-only); this call sends "
+                f"{n_images}: choose a vision model for profile {self.profile.name!r}",
+                retryable=False,
+                kind="unsupported_content",
+            )
+        self._sending_images = n_images > 0
+        base: dict[str, Any] = {"model": self.profile.model, **forcing.fields}
         if self.profile.temperature is not None:
             base["temperature"] = self.profile.temperature
         if self.profile.reasoning_effort is not None:
@@ -184,6 +184,8 @@ class OpenAIModel:
                     stage, attempt, tries, self.profile.model, n_images, worst,
                 )  # fmt: skip
                 request, text, latency = self._post(stage, prompt_version, base, wire, record)
+                if forcing.way == "json_schema":
+                    text = structured_reply(text)
                 tokens_in, tokens_out, billed = usage_of(text)
                 cost = self._prices.cost(tokens_in, tokens_out)
                 if not billed and self._prices.cost(1, 1) > 0:
@@ -195,7 +197,7 @@ class OpenAIModel:
                     log.warning("a call cost $%.5f, above its $%.5f estimate", cost, worst)
                 usage = Usage(tokens_in, tokens_out, cost, latency)
                 try:
-                    result = check(text, offered)
+                    result = forcing.unwrap(check(text, offered))
                 except InvalidReplyError as bad:
                     error = self._scrub(str(bad))
                     self._record(stage, prompt_version, request, text, False, error, usage)
@@ -244,7 +246,7 @@ class OpenAIModel:
         import openai
 
         while True:
-            param = "max_tokens" if self._legacy_max_tokens else "max_completion_tokens"
+            param: str = self._cap_field
             limit = {param: self.profile.max_output_tokens}
             request = {**base, **limit, "messages": record}
             start = time.monotonic()
@@ -256,10 +258,12 @@ class OpenAIModel:
                 return request, raw.http_response.text, time.monotonic() - start
             except openai.BadRequestError as err:
                 reply = self._scrub(err.response.text)[:4000]
-                if not self._legacy_max_tokens and _MAX_TOKENS_PARAM.search(err.response.text):
-                    # The server does not know `max_completion_tokens`; ask again the old way.
-                    self._legacy_max_tokens = True
-                    note = "rejected max_completion_tokens; retrying with max_tokens"
+                if not self._cap_switched and re.search(rf"\b{param}\b", err.response.text):
+                    # The server refuses this cap field by name (OpenAI's reasoning models
+                    # refuse max_tokens, old servers max_completion_tokens): use the other.
+                    self._cap_switched = True
+                    self._cap_field = next(f for f in _CAP_FIELDS if f != param)
+                    note = f"rejected {param}; retrying with {self._cap_field}"
                     usage = Usage(latency_s=time.monotonic() - start)
                     self._record(stage, prompt_version, request, reply, False, note, usage)
                     log.debug(note)
@@ -319,6 +323,13 @@ class OpenAIModel:
         if code == 429:
             msg = f"rate limited: still HTTP 429 after {n} retries ({said})"
             return ModelCallFailed(msg, retryable=True, kind="rate_limit")
+        if code >= 500 and self._sending_images and _TEMPLATE_ON_LIST.search(said):
+            msg = (
+                f"model {p.model!r} at {where} could not take the images it was sent (HTTP "
+                f"{code}: {said}); it is probably text-only: probe the profile "
+                f"(`workbench judge profile probe {p.name}`) or choose a vision model"
+            )
+            return ModelCallFailed(msg, retryable=False, kind="unsupported_content")
         if code >= 500 or code in (408, 409):
             msg = f"server error at {where}: still HTTP {code} after {n} retries ({said})"
             return ModelCallFailed(msg, retryable=True, kind="server")

@@ -127,7 +127,9 @@ def check(text: str, offered: Mapping[str, tuple[Tool, Draft202012Validator]]) -
         ids = [c.get("id") for c in calls if isinstance(c, dict)]
         if calls and all(isinstance(i, str) and i for i in ids) and len(ids) == len(calls):
             # Tool calls must be answered by tool messages, one per call id.
-            assistant = {"role": "assistant", "content": content, "tool_calls": calls}
+            # content "" rather than null beside tool_calls: OpenAI documents null there, but
+            # pydantic-validated servers (llama-cpp-python) refuse it with an HTTP 500.
+            assistant = {"role": "assistant", "content": content or "", "tool_calls": calls}
             replies = [{"role": "tool", "tool_call_id": i, "content": correction} for i in ids]
             return InvalidReplyError(error + cut, [assistant, *replies])
         said = [{"role": "assistant", "content": content}] if content else []

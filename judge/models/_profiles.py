@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from judge.models._api import CallFailed
+from judge.models._capabilities import Capabilities
 
 if TYPE_CHECKING:
     from storage import Profiles
@@ -55,6 +56,8 @@ class ModelProfile(BaseModel):
             the spend cap; keep it generous (a 512 px frame is ~260 tokens on most providers).
         spend_cap_usd: default cap per model client, i.e. per video (spec: US$2).
         extra_headers: non-secret headers (e.g. OpenRouter's ``X-Title``).
+        capabilities: what the endpoint was measured to honour (:func:`probe_capabilities`);
+            None until probed, when the client assumes :data:`judge.models.ASSUMED`.
     """
 
     # hide_input_in_errors: a validation error must never echo a pasted key back to a log
@@ -76,6 +79,7 @@ class ModelProfile(BaseModel):
     tokens_per_image: int = Field(800, ge=1)
     spend_cap_usd: float = Field(2.0, ge=0)
     extra_headers: dict[str, str] = Field(default_factory=dict)
+    capabilities: Capabilities | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -124,7 +128,8 @@ class ModelProfile(BaseModel):
 
     def to_config(self) -> dict[str, Any]:
         """The profile as a JSON object without its name (what ``Profiles.save`` stores)."""
-        return self.model_dump(mode="json", exclude={"name"})
+        exclude = {"name"} if self.capabilities is not None else {"name", "capabilities"}
+        return self.model_dump(mode="json", exclude=exclude)
 
     @classmethod
     def from_config(cls, name: str, config: Mapping[str, Any]) -> ModelProfile:

@@ -25,7 +25,7 @@ from judge.video._continuity import offered_windows
 from judge.video._frames import FrameSampler, check_window, mid_bin_times, uniform_indices
 from judge.video._job import prepare_judge_video, run_judge_video
 from judge.video._prompts import prompt_digest
-from judge.video._queue import JUDGE_KIND, queue_judge
+from judge.video._queue import JUDGE_KIND, queue_judge, video_judge_refusal
 from judge.video._replies import VqaAnswer
 from judge.video._result import GateResult, JudgeResult
 from judge.video._run import judge_video, run_config
@@ -61,5 +61,6 @@ __all__ = [
     "run_judge_video",
     "scripted_judge",
     "uniform_indices",
+    "video_judge_refusal",
     "vqa_score",
 ]

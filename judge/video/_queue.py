@@ -6,7 +6,13 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from judge.models import QueueError, enqueue_batch, require_profiles
+from judge.models import (
+    ModelProfile,
+    QueueError,
+    enqueue_batch,
+    load_profile,
+    require_profiles,
+)
 from judge.video._config import MODES, JudgeConfig
 from storage import (
     DEFAULT_MAX_ATTEMPTS,
@@ -57,6 +63,9 @@ def queue_judge(
             "use mode gated or independent, or continuity_windows 0"
         )
     require_profiles(project, [profile])
+    refusal = video_judge_refusal(load_profile(project.profiles, profile))
+    if refusal:
+        raise QueueError(refusal)
     known = {v.id for v in project.videos()}
     missing = [v for v in ids if v not in known]
     if missing:
@@ -69,3 +78,21 @@ def queue_judge(
         project, JUDGE_KIND, payloads, batch=name, max_attempts=max_attempts,
         retry_backoff_s=retry_backoff_s, rate_limit_backoff_s=rate_limit_backoff_s,
     )  # fmt: skip
+
+
+def video_judge_refusal(profile: ModelProfile) -> str | None:
+    """Why ``profile`` cannot be the video judge, in words, or None.
+
+    The judge shows the model frames; a profile whose probe found the model text-only would
+    fail every video at its first call, so it is refused before anything is queued. A profile
+    never probed is let through (its first call with images then fails at once, not retried).
+    """
+    caps = profile.capabilities
+    if caps is None or caps.images:
+        return None
+    return (
+        f"profile {profile.name!r} cannot judge videos: its model {profile.model!r} takes no "
+        f"images (probed {caps.probed_at}), and the judge decides from the video's frames. "
+        "Choose a profile with a vision model, or probe again after changing the model "
+        f"(`workbench judge profile probe {profile.name}`)"
+    )

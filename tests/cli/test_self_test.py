@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from app import _self_test
 from app.cli._main import cli
-from judge import ModelProfile, save_profile
+from judge import ModelProfile, load_profile, save_profile
 from judge.models.loopback import FakeServer
 from storage import Project
 
@@ -82,7 +82,12 @@ def test_profiles_are_checked_offline_and_called_only_when_asked(
         assert summary["passed"], check
         assert "key from $WB_SELF_TEST_KEY" in check["detail"]
         assert "endpoint answered: 1 models, judge-7b listed" in check["detail"]
-        assert [r.path for r in srv.requests] == ["/v1/models"]
+        paths = [r.path for r in srv.requests]  # the listing, then the probe's short calls
+        assert paths[0] == "/v1/models" and set(paths[1:]) <= {"/v1/chat/completions",
+                                                               "/v1/models"}  # fmt: skip
+        assert "cap by " in check["detail"]  # what the probe found, kept with the profile
+        with Project.open(tmp_path / "p") as p:
+            assert load_profile(p.profiles, "lab").capabilities is not None
         assert "sk-loopback-123" not in res.output
     res = CliRunner().invoke(cli, ["self-test", "--call"])
     assert res.exit_code == 2 and "--call needs --project" in res.output

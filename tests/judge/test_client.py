@@ -14,6 +14,7 @@ import pytest
 
 from judge.models import (
     CallFailed,
+    Capabilities,
     FrameImage,
     Message,
     ModelCallFailed,
@@ -66,7 +67,8 @@ def test_happy_path_validates_counts_and_records_without_images() -> None:
     # what went over the wire
     assert sent["tool_choice"] == {"type": "function", "function": {"name": "answer"}}
     assert sent["tools"][0]["function"]["parameters"] == dict(ANSWER.parameters)
-    assert sent["max_completion_tokens"] == 4096
+    # never probed: the cap every local server applies (see judge/models/_capabilities.py)
+    assert sent["max_tokens"] == 4096 and "max_completion_tokens" not in sent
     assert "temperature" not in sent and "reasoning_effort" not in sent
     parts = sent["messages"][1]["content"]
     assert parts[0] == {"type": "text", "text": "Was the cup placed in the box?"}
@@ -189,6 +191,9 @@ def test_unreachable_port_says_cannot_reach() -> None:
 
 
 def test_max_completion_tokens_falls_back_to_max_tokens_once() -> None:
+    """A profile probed as taking max_completion_tokens whose server then refuses it by name
+    switches to max_tokens once and keeps it."""
+
     def responder(body: dict[str, Any], n: int) -> Any:
         if "max_completion_tokens" in body:
             msg = "Unrecognized request argument supplied: max_completion_tokens"
@@ -196,14 +201,34 @@ def test_max_completion_tokens_falls_back_to_max_tokens_once() -> None:
         return Reply("answer", {"verdict": "yes"})
 
     records = Records()
+    caps = Capabilities(probed_at="2026-12-06T00:00:00Z", output_cap="max_completion_tokens")
     with FakeServer(responder) as srv:
-        model = OpenAIModel(profile(srv), recorder=records, api_key="k")
+        model = OpenAIModel(profile(srv, capabilities=caps), recorder=records, api_key="k")
         ask(model)
         ask(model)
         bodies = [r.body for r in srv.chat_requests]
     assert ["max_completion_tokens" in b for b in bodies] == [True, False, False]
     assert bodies[1]["max_tokens"] == 4096
     assert [r.ok for r in records] == [False, True, True]
+
+
+def test_a_server_refusing_max_tokens_gets_max_completion_tokens() -> None:
+    """OpenAI's reasoning models refuse max_tokens by name: the other field, once."""
+
+    def responder(body: dict[str, Any], n: int) -> Any:
+        if "max_tokens" in body:
+            msg = ("Unsupported parameter: 'max_tokens' is not supported with this model. "
+                   "Use 'max_completion_tokens' instead.")  # fmt: skip
+            return Status(400, {"error": {"message": msg, "type": "invalid_request_error"}})
+        return Reply("answer", {"verdict": "yes"})
+
+    with FakeServer(responder) as srv:
+        model = OpenAIModel(profile(srv), api_key="k")
+        ask(model)
+        ask(model)
+        bodies = [r.body for r in srv.chat_requests]
+    assert ["max_tokens" in b for b in bodies] == [True, False, False]
+    assert [b.get("max_completion_tokens") for b in bodies[1:]] == [4096, 4096]
 
 
 def test_other_400_is_not_retryable() -> None:

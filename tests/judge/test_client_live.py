@@ -1,4 +1,5 @@
-"""One tiny call against a real endpoint; runs only with WB_LIVE_BASE_URL and WB_LIVE_MODEL set.
+"""One tiny call against a real endpoint; runs only with WB_LIVE_BASE_URL and WB_LIVE_MODEL set
+(``make test-real`` sets them to its llama.cpp server; point them at any endpoint of yours).
 
 The key comes from the usual place (``WB_LIVE_API_KEY_ENV`` names the variable, default
 OPENAI_API_KEY; set it to an empty string for endpoints that need no key).
@@ -48,5 +49,8 @@ def test_one_tiny_live_call() -> None:
             messages=[Message("user", "What is 2 + 3? Call the answer tool.")],
             tools=[tool],
         )
-    assert call.name == "answer" and call.arguments["value"] == 5
+    # The workbench's promise, not the model's: one schema-checked call, recorded with its
+    # tokens. Whether the value is 5 is the model's business (CI's 135M model often says 2).
+    assert call.name == "answer" and isinstance(call.arguments["value"], int)
     assert records and records[-1].ok and usage.latency_s > 0
+    assert usage.tokens_in > 0 and usage.tokens_out > 0 and records[-1].tokens_out > 0

@@ -138,4 +138,5 @@ def test_save_and_load_through_the_project(tmp_path: Path) -> None:
         save_profile(store, p)
         assert load_profile(store, "local") == p
         raw: dict[str, Any] = store.get("local")
-        assert set(raw) == set(ModelProfile.model_fields) - {"name"}  # nothing else, no key
+        # nothing else, no key; capabilities only once probed
+        assert set(raw) == set(ModelProfile.model_fields) - {"name", "capabilities"}
