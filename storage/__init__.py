@@ -48,7 +48,7 @@ from storage._episode_records import (
     EpisodeStatus,
     TickRecord,
 )
-from storage._episode_rows import EpisodeRow, episode_rows
+from storage._episode_rows import CallTotals, EpisodeRow, episode_rows
 from storage._episodes import Episodes
 from storage._export import CSV_COLUMNS, collect, continuity_export, to_csv, to_json
 from storage._history import History
@@ -62,6 +62,7 @@ from storage._interaction_records import (
     BatchError,
     BatchNotFoundError,
     BatchRecord,
+    CallOutcome,
     EventCategory,
     EventRecord,
     EventStatus,
@@ -208,7 +209,9 @@ __all__ = [
     "CalibrationReference",
     "CalibrationReport",
     "CalibrationResult",
+    "CallOutcome",
     "CallSummary",
+    "CallTotals",
     "Case",
     "CaseFile",
     "CaseImportError",

@@ -35,7 +35,12 @@ class AmbiguousEpisodeError(EpisodeError):
 
 
 class EpisodeStatus(StrEnum):
-    """Where an episode ended (spec C.4.4 plus ``cancelled`` by the user); all stay counted."""
+    """Where an episode ended (spec C.4.4, plus ``cancelled``: stopped from outside — the user,
+    Ctrl+C, SIGTERM — and ``failed``: the run raised an error, v13); all stay counted.
+
+    Every end but ``running`` is final; the episode's ``end_reason`` says why in words when it
+    did not simply run its course (the error, what the agent that gave up said, what stopped it).
+    """
 
     RUNNING = "running"
     COMPLETED = "completed"
@@ -45,6 +50,7 @@ class EpisodeStatus(StrEnum):
     ABORTED = "aborted"
     BUDGET_EXHAUSTED = "budget_exhausted"
     CANCELLED = "cancelled"
+    FAILED = "failed"
 
 
 class EpisodeMode(StrEnum):
@@ -88,6 +94,8 @@ class EpisodeRecord:
     parent_id: str | None
     fork_tick: int | None
     reference: bool
+    #: why it ended as it did, in words (None: it ran its course, or ended before v13 said)
+    end_reason: str | None = None
 
 
 @dataclass(frozen=True)
@@ -196,6 +204,7 @@ def episode_from_row(r: Sequence[Any]) -> EpisodeRecord:
         agent=r[5], seed=r[6], delta=r[7], status=EpisodeStatus(r[8]), started=r[9], ended=r[10],
         ticks=r[11], t_ref=r[12], contract_json=r[13], contract_hash=r[14],
         config=dict(json.loads(r[15])), parent_id=r[16], fork_tick=r[17], reference=bool(r[18]),
+        end_reason=r[19],
     )  # fmt: skip
 
 

@@ -48,6 +48,7 @@ from storage._episode_records import (
     snapshot_row,
     tick_row,
 )
+from storage._episode_rows import CallTotals, call_totals
 from storage._history import now
 from storage._interaction_records import (
     PARTIES,
@@ -70,7 +71,8 @@ MIN_PREFIX = 6
 
 _EPISODE_COLUMNS = (
     "id, scenario, scenario_sha, family, mode, agent, seed, delta, status, started, ended, "
-    "ticks, t_ref, contract_json, contract_hash, config_json, parent_id, fork_tick, reference"
+    "ticks, t_ref, contract_json, contract_hash, config_json, parent_id, fork_tick, reference, "
+    "end_reason"
 )
 _ACTION_COLUMNS = (
     "idx, tick, source, text, action_json, accepted, failed_json, grounded_json, outcome, "
@@ -83,7 +85,10 @@ _EVENT_COLUMNS = (
     "idx, event_id, category, type, spec_json, status, trigger_tick, commit_tick, resolve_tick, "
     "resolution, accept_tick, data_json"
 )
-_EXCHANGE_COLUMNS = "idx, tick, party, sent_json, received_json, latency_s, due_tick"
+_EXCHANGE_COLUMNS = (
+    "idx, tick, party, sent_json, received_json, latency_s, due_tick, tokens_in, tokens_out, "
+    "cost_usd, outcome"
+)
 
 
 def _upsert(table: str, columns: str) -> str:
@@ -153,7 +158,7 @@ class Episodes:
             parent = None if parent_id is None else self._resolve(parent_id, field="parent_id")
             self._db.execute(
                 f"INSERT INTO sim_episodes ({_EPISODE_COLUMNS}) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0, NULL, ?, ?, ?, ?, ?, ?)",
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0, NULL, ?, ?, ?, ?, ?, ?, NULL)",
                 [
                     episode_id, scenario, scenario_sha, family, episode_mode.value, agent, seed,
                     float(delta), EpisodeStatus.RUNNING.value, now(), contract_json,
@@ -260,11 +265,18 @@ class Episodes:
         t_ref: int | None,
         conditions: Sequence[ConditionRecord] = (),
         metrics: Mapping[str, float] | None = None,
+        end_reason: str | None = None,
     ) -> None:
-        """End a running episode with its status, contract values and metrics (one transaction)."""
+        """End a running episode with its status, contract values and metrics (one transaction).
+
+        ``end_reason``: why it ended as it did, in words (a failed run's error, what an agent
+        that gave up said, what interrupted it); None when it ran its course.
+        """
         end_status = enum_value(EpisodeStatus, status, "status")
         if end_status is EpisodeStatus.RUNNING:
             raise EpisodeError("status: an episode cannot finish as running")
+        if end_reason is not None and not isinstance(end_reason, str):
+            raise EpisodeError(f"end_reason: expected text or None, got {end_reason!r:.80}")
         check_count(ticks, "ticks")
         check_count(t_ref, "t_ref", nullable=True)
         condition_rows = [condition_row(c, k) for k, c in enumerate(conditions)]
@@ -274,8 +286,9 @@ class Episodes:
         with write(db):
             eid = self._resolve_running(episode_id, "finish")
             db.execute(
-                "UPDATE sim_episodes SET status = ?, ended = ?, ticks = ?, t_ref = ? WHERE id = ?",
-                [end_status.value, now(), ticks, t_ref, eid],
+                "UPDATE sim_episodes SET status = ?, ended = ?, ticks = ?, t_ref = ?, "
+                "end_reason = ? WHERE id = ?",
+                [end_status.value, now(), ticks, t_ref, end_reason or None, eid],
             )
             db.conn.executemany(
                 f"INSERT INTO sim_conditions (episode_id, {_CONDITION_COLUMNS}) "
@@ -509,6 +522,18 @@ class Episodes:
             [eid, party],
         ).fetchall()
         return [ExchangeRecord(*r) for r in rows]
+
+    def call_totals(self, episode_id: str) -> CallTotals:
+        """What the episode's model calls cost and how their replies came out (every party)."""
+        eid = self._resolve(episode_id)
+        return call_totals(self._db, [eid]).get(eid, CallTotals())
+
+    def call_totals_by_episode(
+        self, episode_ids: Sequence[str] | None = None
+    ) -> dict[str, CallTotals]:
+        """:meth:`call_totals` of many episodes by full id (None: every episode) in one query;
+        an episode no model answered is left out."""
+        return call_totals(self._db, episode_ids)
 
     def snapshot_at_or_before(self, episode_id: str, tick: int) -> tuple[int, str] | None:
         """The latest snapshot at or before ``tick`` (where a fork or a scrub resumes from)."""

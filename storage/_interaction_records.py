@@ -25,6 +25,7 @@ Resolution = Literal[
     "accepted", "completed", "cancelled", "timeout", "episode_end", "not_reached", "asked",
     "announced", "window_closed",
 ]  # fmt: skip
+CallOutcome = Literal["valid", "repaired", "silenced", "failed"]
 AttributionParty = Literal["assistant", "user", "environment", "none"]
 AttributionSource = Literal["proposed", "edited"]
 
@@ -36,6 +37,7 @@ RESOLUTIONS: tuple[Resolution, ...] = (
     "accepted", "completed", "cancelled", "timeout", "episode_end", "not_reached", "asked",
     "announced", "window_closed",
 )  # fmt: skip
+CALL_OUTCOMES: tuple[CallOutcome, ...] = ("valid", "repaired", "silenced", "failed")
 ATTRIBUTION_PARTIES: tuple[AttributionParty, ...] = ("assistant", "user", "environment", "none")
 
 
@@ -101,6 +103,13 @@ class ExchangeRecord:
     ``received_json`` is None while the request is in flight (write the exchange again, whole,
     when the reply arrives); ``due_tick`` is when the reply reaches the episode under the
     latency model, ``latency_s`` what the call actually took.
+
+    A model exchange (v13) also carries what it cost — ``tokens_in``, ``tokens_out`` and
+    ``cost_usd`` over every request it made — and its ``outcome``: ``valid`` (the first reply
+    was), ``repaired`` (valid only after a re-ask), ``silenced`` (still invalid when the repair
+    budget ran out: the participant said nothing) or ``failed`` (the call raised). All None for
+    an exchange no model answered. One logical call may span several rows (the tool agent
+    stores each request): only the last row of the call has an outcome.
     """
 
     idx: int
@@ -110,6 +119,10 @@ class ExchangeRecord:
     received_json: str | None
     latency_s: float | None = None
     due_tick: int | None = None
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    cost_usd: float | None = None
+    outcome: CallOutcome | None = None
 
 
 @dataclass(frozen=True)
@@ -239,19 +252,31 @@ def exchange_row(x: ExchangeRecord, k: int) -> tuple[Any, ...]:
     one_of(PARTIES, x.party, f"{where}.party", EpisodeError)
     check_json(x.sent_json, f"{where}.sent_json")
     check_json(x.received_json, f"{where}.received_json", nullable=True)
-    latency = x.latency_s
-    if latency is not None and (
-        not isinstance(latency, int | float)
-        or isinstance(latency, bool)
-        or not math.isfinite(latency)
-        or latency < 0
-    ):
-        raise EpisodeError(f"{where}.latency_s: expected seconds >= 0 or None, got {latency!r}")
+    latency = _amount(x.latency_s, f"{where}.latency_s", "seconds")
     check_count(x.due_tick, f"{where}.due_tick", nullable=True)
+    check_count(x.tokens_in, f"{where}.tokens_in", nullable=True)
+    check_count(x.tokens_out, f"{where}.tokens_out", nullable=True)
+    cost = _amount(x.cost_usd, f"{where}.cost_usd", "US$")
+    if x.outcome is not None:
+        one_of(CALL_OUTCOMES, x.outcome, f"{where}.outcome", EpisodeError)
     return (
-        x.idx, x.tick, x.party, x.sent_json, x.received_json,
-        None if latency is None else float(latency), x.due_tick,
+        x.idx, x.tick, x.party, x.sent_json, x.received_json, latency, x.due_tick, x.tokens_in,
+        x.tokens_out, cost, x.outcome,
     )  # fmt: skip
+
+
+def _amount(value: object, field: str, unit: str) -> float | None:
+    """A finite number >= 0 (seconds, dollars) as a float, or None."""
+    if value is None:
+        return None
+    if (
+        not isinstance(value, int | float)
+        or isinstance(value, bool)
+        or not math.isfinite(value)
+        or value < 0
+    ):
+        raise EpisodeError(f"{field}: expected {unit} >= 0 or None, got {value!r}")
+    return float(value)
 
 
 def cell_row(c: BatchCellRecord, k: int) -> tuple[Any, ...]:

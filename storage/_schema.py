@@ -10,7 +10,9 @@ sim_ticks, sim_actions, sim_anomalies, sim_conditions, sim_metrics, sim_artifact
 (sim_batches, sim_batch_cells, sim_attributions). (v7): interaction-quality verdicts
 (sim_quality_verdicts), and judge_runs.episode_id for the runs that made them. (v8): agent
 beliefs per tick (sim_beliefs). (v9): a person's note on an episode (sim_episode_notes). (v10):
-a lab's own arms (arm_profiles), each version immutable.
+a lab's own arms (arm_profiles), each version immutable. (v11): continuity scans. (v12): where a
+job ran. (v13): episodes that end ``failed`` and why any episode ended as it did; the tokens,
+cost and reply outcome of each model exchange.
 """
 
 from __future__ import annotations
@@ -751,4 +753,60 @@ def _v12(db: sqlite_utils.Database) -> None:
     db.execute("ALTER TABLE jobs ADD COLUMN ran_on TEXT")
 
 
-MIGRATIONS: list[Migration] = [_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9, _v10, _v11, _v12]
+#: the v4 CHECK on sim_episodes.status, and the same list with ``failed`` (v13)
+_V4_STATUSES = "'aborted', 'budget_exhausted', 'cancelled'))"
+_V13_STATUSES = "'aborted', 'budget_exhausted', 'cancelled', 'failed'))"
+
+_V13_SQL = [
+    # Why an episode ended as it did, in words: the error of a failed run, what an agent that
+    # gave up said, what interrupted a cancelled one (NULL: a normal end, or recorded before).
+    "ALTER TABLE sim_episodes ADD COLUMN end_reason TEXT",
+    # What each model exchange cost (every request of one logical call summed) and how its
+    # reply came out: valid at once, repaired (valid after a re-ask), silenced (still invalid
+    # when the repair budget ran out) or failed (the call raised). NULL for an exchange with
+    # no model behind it (an external agent's messages, an offline participant).
+    "ALTER TABLE sim_exchanges ADD COLUMN tokens_in INTEGER",
+    "ALTER TABLE sim_exchanges ADD COLUMN tokens_out INTEGER",
+    "ALTER TABLE sim_exchanges ADD COLUMN cost_usd REAL",
+    """ALTER TABLE sim_exchanges ADD COLUMN outcome TEXT CHECK (outcome IS NULL OR outcome IN
+        ('valid', 'repaired', 'silenced', 'failed'))""",
+    # covers the per-episode sums (storage._call_totals): the large request and reply texts of
+    # the rows are never read for them
+    """CREATE INDEX idx_sim_exchanges_cost ON sim_exchanges
+        (episode_id, outcome, tokens_in, tokens_out, cost_usd)""",
+]
+
+
+def _v13(db: sqlite_utils.Database) -> None:
+    """Episodes that end ``failed`` (a run that raised: its ticks and exchanges so far are kept)
+    with an end reason, and per-exchange tokens, cost and reply outcome.
+
+    SQLite cannot alter a CHECK constraint, and rebuilding ``sim_episodes`` under foreign keys
+    would cascade its deletion into every trace. The CHECK only gains a value (every stored row
+    still satisfies it), which is the change SQLite documents as safe to make by editing the
+    schema text in place (https://sqlite.org/lang_altertable.html#otheralter): within this
+    migration's transaction, with the schema version bumped so every connection re-reads it.
+    """
+    conn = db.conn
+    (sql,) = conn.execute(
+        "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'sim_episodes'"
+    ).fetchone()
+    if sql.count(_V4_STATUSES) != 1:
+        raise RuntimeError("sim_episodes: its status CHECK is not the one v4 wrote; not migrated")
+    (version,) = conn.execute("PRAGMA schema_version").fetchone()
+    conn.execute("PRAGMA writable_schema = ON")
+    try:
+        conn.execute(
+            "UPDATE sqlite_master SET sql = ? WHERE type = 'table' AND name = 'sim_episodes'",
+            [sql.replace(_V4_STATUSES, _V13_STATUSES)],
+        )
+        conn.execute(f"PRAGMA schema_version = {int(version) + 1}")
+    finally:
+        conn.execute("PRAGMA writable_schema = OFF")
+    for statement in _V13_SQL:
+        db.execute(statement)
+
+
+MIGRATIONS: list[Migration] = [
+    _v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9, _v10, _v11, _v12, _v13,
+]  # fmt: skip

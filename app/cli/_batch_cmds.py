@@ -183,15 +183,30 @@ def print_table(table: ResultsTable) -> None:
 
     from sim.batch import METRICS, format_summary
 
-    out = Table(*table.by, "episodes", *(METRICS[m] for m in table.metrics), box=None)
+    # model-backed batches: how their replies came out and what they cost, beside the metrics
+    models = any(row.calls.replies for row in table.rows)
+    calls = ("silenced", "repaired", "tokens in/out", "US$") if models else ()
+    out = Table(*table.by, "episodes", *(METRICS[m] for m in table.metrics), *calls, box=None)
     for row in table.rows:
         cells = [format_summary(row.summaries[m]) for m in table.metrics]
-        out.add_row(*row.key, f"{row.stored}/{row.planned}", *cells)
+        c = row.calls
+        spent = (
+            [f"{c.silenced}/{c.replies}", f"{c.repaired}/{c.replies}",
+             f"{c.tokens_in}/{c.tokens_out}", f"{c.cost_usd:.4f}"] if c.replies
+            else ["–"] * len(calls)
+        )  # fmt: skip
+        out.add_row(*row.key, f"{row.stored}/{row.planned}", *cells, *spent)
     console = Console()
     if not console.is_terminal:  # a file or a pipe: full width, never wrapped numbers
         console = Console(width=240)
     console.print(out)
     click.echo(f"mean ± population SD over {table.runs} run(s), in percent; – = nothing to score")
+    if models:
+        click.echo(
+            "silenced: model replies still invalid after the repair budget (the participant "
+            "said nothing); repaired: valid only after a re-ask; tokens and US$: the stored "
+            "episodes' totals"
+        )
 
 
 @click.command()
@@ -217,9 +232,12 @@ def metrics(target: str, project_dir: Path, by: str, as_json: bool) -> None:
                 ) from None
         values = _episode_metrics(project, ep.id)
     if as_json:
-        click.echo(json.dumps({"episode": ep.id, "metrics": values}, indent=2))
+        said = {"episode": ep.id, "status": ep.status.value, "end_reason": ep.end_reason}
+        click.echo(json.dumps({**said, "metrics": values}, indent=2))
         return
     click.echo(f"episode {ep.id[:8]} ({ep.scenario}, {ep.status.value}, {ep.ticks} ticks)")
+    if ep.end_reason:
+        click.echo(f"  {ep.status.value}: {ep.end_reason}")
     for name, value in values.items():
         click.echo(f"  {name:<22} {'–' if value is None else f'{value:g}'}")
 
@@ -229,6 +247,14 @@ def _episode_metrics(project: Project, episode_id: str) -> dict[str, float | Non
     from judge import quality_scores
 
     values: dict[str, float | None] = dict(project.episodes.metrics(episode_id))
+    calls = project.episodes.call_totals(episode_id)
+    if calls.replies or calls.tokens_in:  # beside success and validity: how honest they are
+        values |= {
+            "replies": calls.replies, "replies_valid": calls.valid,
+            "replies_repaired": calls.repaired, "replies_silenced": calls.silenced,
+            "replies_failed": calls.failed, "tokens_in": calls.tokens_in,
+            "tokens_out": calls.tokens_out, "cost_usd": calls.cost_usd,
+        }  # fmt: skip
     q = quality_scores(project, episode_id)
     if q.rounds:
         values["quality"] = q.overall.value

@@ -11,7 +11,9 @@ from typing import Any
 import click
 
 from app.cli._batch_cmds import rater_option, rater_or_default
+from app.cli._calls import calls_line
 from app.cli._options import CREATED_HELP, project_option
+from app.cli._run_guard import interruptible
 
 
 def _options(pairs: tuple[str, ...], flag: str) -> dict[str, Any]:
@@ -98,21 +100,24 @@ def run(
             finally:
                 world.close()
             sched = load_schedule(schedule, bound, ids)
-        ep = run_interactive(
-            bound=bound, mode=mode, persona=who, user=user, assistant=assistant,
-            user_options=u_options, assistant_options=a_options,
-            timing="measured" if timing == "measured" else "fixed",
-            schedule=sched, seed=seed, project=project, arm=arm,
-        )  # fmt: skip
+        with interruptible():
+            ep = run_interactive(
+                bound=bound, mode=mode, persona=who, user=user, assistant=assistant,
+                user_options=u_options, assistant_options=a_options,
+                timing="measured" if timing == "measured" else "fixed",
+                schedule=sched, seed=seed, project=project, arm=arm,
+            )  # fmt: skip
         assert ep.episode_id is not None
         stored = project.episodes.get(ep.episode_id)
         values = project.episodes.metrics(stored.id)
         events = project.episodes.events(stored.id)
         turns = project.episodes.turns(stored.id)
+        calls = project.episodes.call_totals(stored.id)
     if as_json:
         click.echo(json.dumps({
             "episode": stored.id, "status": stored.status.value, "ticks": stored.ticks,
-            "metrics": values, "turns": len(turns),
+            "end_reason": stored.end_reason, "metrics": values, "turns": len(turns),
+            "calls": calls.to_json(),
             "events": [{"id": e.event_id, "category": e.category, "type": e.type,
                         "trigger_tick": e.trigger_tick, "resolution": e.resolution}
                        for e in events],
@@ -123,6 +128,10 @@ def run(
         f"episode {stored.id[:8]}: {bound.name}, {who.name}, {user}+{assistant}: {ok} "
         f"({stored.status.value}, {stored.ticks} ticks, {len(turns)} turns)"
     )
+    if stored.end_reason:
+        click.echo(f"  {stored.status.value}: {stored.end_reason}")
+    if calls.replies:
+        click.echo(f"  model calls: {calls_line(calls)}")
     for e in events:
         when = "not reached" if e.trigger_tick is None else f"t{e.trigger_tick} → {e.resolution}"
         click.echo(f"  event {e.event_id} ({e.category}{' ' + e.type if e.type else ''}): {when}")

@@ -56,6 +56,8 @@ class _Group(click.Group):
 
             if isinstance(e, UserError):
                 click.secho(f"error: {e}", fg="red", err=True)
+                for note in getattr(e, "__notes__", ()):  # e.g. where a failed run was stored
+                    click.echo(f"  {note}", err=True)
                 sys.exit(2)
             from app._bug_report import bug_message, command_line, write_bug_report
 

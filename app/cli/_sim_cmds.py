@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from app.cli._options import CREATED_HELP, project_option
+from app.cli._run_guard import interruptible
 
 
 @click.group()
@@ -103,10 +104,12 @@ def run(
 
             assert agent_command is not None
             factory = external_factory(shlex.split(agent_command))
-        ep = run_episode(
-            bound, mode=mode, agent=agent, agent_factory=factory, seed=seed, project=project,
-            videos=videos, anomalies=not no_anomalies, reference=reference, arm=arm,
-        )  # fmt: skip
+        with interruptible():
+            ep = run_episode(
+                bound, mode=mode, agent=agent, agent_factory=factory, seed=seed,
+                project=project, videos=videos, anomalies=not no_anomalies,
+                reference=reference, arm=arm,
+            )  # fmt: skip
     result = ep.runner.result
     assert result is not None
     if as_json:
@@ -114,7 +117,7 @@ def run(
 
         click.echo(json.dumps({
             "episode": ep.episode_id, "status": result.status, "ticks": result.ticks,
-            "success": result.success, "metrics": result.metrics,
+            "end_reason": result.end_reason, "success": result.success, "metrics": result.metrics,
             "conditions": [
                 {"text": c.predicate_text, "value": c.value.value} for c in result.conditions
             ],
@@ -268,6 +271,7 @@ def _print_result(
     episode_id: str | None, name: str, mode: str, result: object, runner: object
 ) -> None:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     from sim.episode import EpisodeResult, EpisodeRunner
@@ -279,6 +283,8 @@ def _print_result(
     console.print(
         f"[bold]{name}[/] ({mode}){ident}: {result.status}, {result.ticks} ticks, {verdict}"
     )
+    if result.end_reason:
+        console.print(f"[yellow]{result.status}:[/] {escape(result.end_reason)}")
     m = result.metrics
     validity = f"{m['validity']:.2f}" if "validity" in m else "—"
     console.print(

@@ -13,7 +13,10 @@ Each :meth:`LLMAssistant.respond` makes one model call (IVG spec §2.4–§2.6) 
 The reply is a forced ``respond`` tool call {text, flag, flag_target, progress, goal_change,
 note}, checked against its schema by the client; an invalid one is re-asked once with the
 validation error (``repairs``), and if it is still invalid the assistant stays silent for that
-turn, keeping its progress record. The latency returned is the whole call's wall-clock time.
+turn, keeping its progress record. The schema lets a model name a ``flag_target`` with a null
+``flag``; the reply keeps no target then (:class:`sim.interact.AssistantReply`: a target
+belongs to a flag, the rule storage enforces). The latency returned is the whole call's
+wall-clock time.
 """
 
 from __future__ import annotations
@@ -159,9 +162,11 @@ class LLMAssistant:
     # ---- Assistant protocol -----------------------------------------------------------------
     def respond(self, view: AssistantView) -> tuple[AssistantReply, float]:
         messages, shas = self.messages(view)
+        # the audit of every request and the call's account go into the view: stored with
+        # the exchange, whether the call succeeds or not
         answer = self.model.ask(stage=STAGE, prompt_version=ASSISTANT_PROMPT_VERSION,
-                                messages=messages, tool=self._tool, images=shas)  # fmt: skip
-        view.requests.extend(answer.requests)  # stored with the exchange: the audit
+                                messages=messages, tool=self._tool, images=shas,
+                                view=view)  # fmt: skip
         reply = self._reply(answer, view)
         self.history.append(
             {"tick": view.tick, "text": reply.text, "flag": reply.flag, "note": reply.note}

@@ -11,13 +11,18 @@ Both participants make exactly one logical model call per turn through :class:`j
 - any other failure becomes :class:`ModelParticipantError`, a user error naming the profile,
   with ``retryable`` telling a batch whether running the episode again may succeed.
 
-The participants attach the audit form to the view they were given (``view.requests``), which
-the interactive loop stores with the exchange: the boundary can be audited after the fact.
+Each call writes into the view it was made for, whatever happens (a failure and Ctrl+C
+included): the audit form of every request sent (``view.requests``) and the call's account
+(``view.account``: tokens and cost summed over its requests, and its outcome — valid, repaired,
+silenced or failed). The interactive loop stores both with the exchange, so the boundary can be
+audited and the run costed after the fact.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import itertools
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -38,8 +43,8 @@ from judge.models import (
     ToolCall,
     encode_jpeg,
 )
-from sim.interact import ParticipantError, Setup
-from storage import Profiles, Project, RunCall, stored_media_path
+from sim.interact import AssistantView, ParticipantError, Setup, UserView
+from storage import CallOutcome, Profiles, Project, RunCall, stored_media_path
 from storage.media import MediaError, read_image_rgb
 
 #: profile fields an episode may override per participant (the rest is the endpoint's business)
@@ -144,6 +149,22 @@ def _digest(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()
 
 
+def reasked(calls: Sequence[RunCall]) -> bool:
+    """Whether one logical call's reply was re-asked: a later request carries more messages
+    than the one before it (the client re-asks with the invalid reply and what was wrong with
+    it; a request sent again as it was, e.g. with another output-cap field, is no re-ask)."""
+    sizes = [len(c.request.get("messages") or ()) for c in calls]
+    return any(b > a for a, b in itertools.pairwise(sizes))
+
+
+def outcome_of(calls: Sequence[RunCall], replied: bool) -> CallOutcome:
+    """A finished call's outcome: ``silenced`` when no valid reply came, else ``valid`` or
+    ``repaired`` (valid only after a re-ask)."""
+    if not replied:
+        return "silenced"
+    return "repaired" if reasked(calls) else "valid"
+
+
 @dataclass
 class Answer:
     """One logical call: its tool call (None: still invalid after the repair), the wall-clock
@@ -166,6 +187,8 @@ class AuditedModel:
             self.model = OpenAIModel(profile, recorder=self._seen.append, api_key=api_key)
         except CallFailed as err:
             raise self._error(err) from None
+        #: frames are left out of the messages (a text-only model: its probe, or its refusal)
+        self._text_only = not self.model.capabilities.images
 
     def ask(
         self,
@@ -175,26 +198,55 @@ class AuditedModel:
         messages: Sequence[Message],
         tool: Tool,
         images: Mapping[str, str],
+        view: AssistantView | UserView,
     ) -> Answer:
-        """One call offering ``tool``; ``images`` maps each evidence id sent to its sha256."""
+        """One call offering ``tool``; ``images`` maps each evidence id sent to its sha256.
+        The audit and the account go into ``view`` however the call ends (module docstring)."""
         self._seen.clear()
         start = time.monotonic()
         call: ToolCall | None = None
         error: str | None = None
+        outcome: CallOutcome = "failed"  # until the call returns
+        try:
+            try:
+                call = self._call(stage, prompt_version, messages, tool)
+            except ModelCallFailed as err:
+                if err.kind != "schema":
+                    raise self._error(err) from None
+                error = str(err)  # the repair did not help: the participant stays silent
+            except CallFailed as err:
+                raise self._error(err) from None
+            outcome = outcome_of(self._seen, call is not None)
+        finally:
+            seen = list(self._seen)
+            self._seen.clear()
+            requests = [self._audit(r, images) for r in seen]
+            view.requests.extend(requests)
+            account = view.account
+            account.outcome = outcome
+            account.tokens_in += sum(r.tokens_in for r in seen)
+            account.tokens_out += sum(r.tokens_out for r in seen)
+            account.cost_usd += sum(r.cost_usd for r in seen)
+        latency = round(time.monotonic() - start, 3)
+        return Answer(call, latency, requests, error)
+
+    def _call(
+        self, stage: str, prompt_version: str, messages: Sequence[Message], tool: Tool
+    ) -> ToolCall:
+        """The client's call; a model that takes no images (probed so, or refusing them now)
+        gets the words of every message without their frames, from then on."""
+        if self._text_only:
+            messages = [dataclasses.replace(m, images=()) for m in messages]
         try:
             call, _usage = self.model.call(
                 stage=stage, prompt_version=prompt_version, messages=messages, tools=[tool]
             )
         except ModelCallFailed as err:
-            if err.kind != "schema":
-                raise self._error(err) from None
-            error = str(err)  # the repair did not help: the participant stays silent
-        except CallFailed as err:
-            raise self._error(err) from None
-        latency = round(time.monotonic() - start, 3)
-        requests = [self._audit(r, images) for r in self._seen]
-        self._seen.clear()
-        return Answer(call, latency, requests, error)
+            if err.kind != "unsupported_content" or self._text_only:
+                raise
+            self._text_only = True
+            return self._call(stage, prompt_version, messages, tool)
+        return call
 
     def close(self) -> None:
         self.model.close()
@@ -220,6 +272,9 @@ class AuditedModel:
             "messages": [_with_shas(m, images) for m in request.get("messages", [])],
             "ok": rec.ok,
             "latency_s": round(rec.latency_s, 3),
+            "tokens_in": rec.tokens_in,
+            "tokens_out": rec.tokens_out,
+            "cost_usd": rec.cost_usd,
         }
         if not rec.ok:
             out["error"] = rec.error

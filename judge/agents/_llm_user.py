@@ -136,10 +136,10 @@ class LLMUser:
 
     # ---- SimUser protocol -------------------------------------------------------------------
     def turn(self, view: UserView) -> UserTurn:
+        # the audit and the call's account go into the view, stored with the exchange
         answer = self.model.ask(stage=STAGE, prompt_version=USER_PROMPT_VERSION,
-                                messages=self.messages(view), tool=self._tool,
-                                images={})  # fmt: skip
-        view.requests.extend(answer.requests)  # stored with the exchange: the audit
+                                messages=self.messages(view), tool=self._tool, images={},
+                                view=view)  # fmt: skip
         self.feedback.extend([view.tick, f] for f in view.feedback)
         del self.feedback[: max(0, len(self.feedback) - FEEDBACK)]
         if view.system_task and (not self.tasks or self.tasks[-1][1] != view.system_task):

@@ -18,16 +18,17 @@ its result as the next user message, so a recorded run reads as a plain transcri
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from judge._prompts import DATA_CLOSE, DATA_OPEN, Templates, data_block
-from judge.agents._tool_agent_session import Session, ToolAgentConfig
+from judge.agents._tool_agent_session import Session, ToolAgentConfig, stop_of
 from judge.agents._tool_agent_tools import offered_tools
 from judge.models import CallFailed, Message, ModelAPI, SpendCapReached, ToolCall, Usage
 
 if TYPE_CHECKING:
-    from sim.episode import Observation
+    from sim.episode import AgentStop, Observation
     from sim.scenario import BoundScenario
     from sim.world import Action
 
@@ -69,6 +70,10 @@ class ToolAgent:
         self.session = Session(self.config)
         self.history: list[Message] = []  # the exchanges after the goal message
         self._tools = offered_tools()
+        #: told when each model call ends: ``replied`` (a valid tool call came back),
+        #: ``silenced`` (still invalid after the client's re-asks) or ``failed`` (it raised);
+        #: the episode's exchange log turns it into the call's stored outcome
+        self.on_call: Callable[[str], None] | None = None
 
     @classmethod
     def for_scenario(
@@ -90,6 +95,14 @@ class ToolAgent:
     def stop_reason(self) -> str | None:
         """``submitted``, or the budget that ended the run; None while it runs."""
         return self.session.stop_reason
+
+    @property
+    def stopped(self) -> AgentStop | None:
+        """How a run that did not end with ``submit`` ended, for the engine (see
+        :class:`sim.episode.AgentStop`): ``aborted`` when the model failed too many steps in a
+        row or replanned too often, ``budget_exhausted`` when a turn, tool-call or spend budget
+        ran out; None while it runs or once the model submitted."""
+        return stop_of(self.session)
 
     @property
     def trajectory(self) -> list[dict[str, Any]]:
@@ -116,14 +129,21 @@ class ToolAgent:
             try:
                 call, usage = self._ask()
             except SpendCapReached as err:
+                self._ended_call("failed")
                 s.model_error(obs.tick, given, str(err))
                 s.stop_reason = "spend_cap"
                 break
             except CallFailed as err:
+                silenced = getattr(err, "kind", "") == "schema"
+                self._ended_call("silenced" if silenced else "failed")
                 if err.retryable:
                     raise  # the endpoint, not the agent: let the job's retry policy decide
                 s.model_error(obs.tick, given, str(err))
                 continue
+            except BaseException:
+                self._ended_call("failed")
+                raise
+            self._ended_call("replied")
             self.history.append(Message("assistant", _call_text(call)))
             result, action = s.run_tool(call, usage, obs, given)
             if action is not None:
@@ -199,6 +219,10 @@ class ToolAgent:
             messages=self.messages(),
             tools=self._tools,
         )
+
+    def _ended_call(self, how: str) -> None:
+        if self.on_call is not None:
+            self.on_call(how)
 
     def _tell(self, tool: str, result: dict[str, Any]) -> None:
         body = json.dumps(result, sort_keys=True, ensure_ascii=False)

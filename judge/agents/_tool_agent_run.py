@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
+from judge.agents._llm_common import outcome_of
 from judge.agents._tool_agent import ToolAgent
 from judge.agents._tool_agent_session import ToolAgentConfig
 from judge.models import ModelProfile, OpenAIModel, load_profile
@@ -12,7 +13,7 @@ from sim.batch import AGENT_KINDS
 from sim.episode import Agent, AgentFactory, ExchangeLog, Sink
 from sim.scenario import BoundScenario
 from sim.world import World
-from storage import ProfileNotFoundError, Profiles, Project, RunCall
+from storage import CallOutcome, ProfileNotFoundError, Profiles, Project, RunCall
 
 
 def tool_agent_factory(
@@ -30,14 +31,26 @@ def profile_agent_factory(
     a cluster gets the profile's config with its payload; the key is read where it runs)."""
 
     def make(bound: BoundScenario, world: World, log: ExchangeLog) -> tuple[Agent, list[Sink]]:
+        pending: list[RunCall] = []  # the requests of the model call in progress
+
         def record(call: RunCall) -> None:
             reply = {"reply": call.reply, "ok": call.ok, "error": call.error,
                      "tokens_in": call.tokens_in, "tokens_out": call.tokens_out,
                      "cost_usd": call.cost_usd}  # fmt: skip
-            log.add(world.tick_index, dict(call.request), reply, latency_s=call.latency_s)
+            pending.append(call)
+            log.add(world.tick_index, dict(call.request), reply, latency_s=call.latency_s,
+                    tokens=(call.tokens_in, call.tokens_out, call.cost_usd))  # fmt: skip
+
+        def ended(how: str) -> None:
+            # each request is its own exchange; the call's last one says how the call came out
+            outcome = outcome_of(pending, True) if how == "replied" else how
+            log.end_call(cast(CallOutcome, outcome))
+            pending.clear()
 
         model = OpenAIModel(settings, recorder=record)
-        return ToolAgent.for_scenario(model, bound, config=config), []
+        agent = ToolAgent.for_scenario(model, bound, config=config)
+        agent.on_call = ended
+        return agent, []
 
     return make
 

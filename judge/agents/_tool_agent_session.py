@@ -31,6 +31,7 @@ from judge.agents._tool_agent_view import (
 )
 from judge.models import ToolCall, Usage
 from sim.contracts import Belief, Retention
+from sim.episode import AgentStop
 from sim.world import Action, ActionFormatError, SceneGraph, Verb, Verdict
 
 if TYPE_CHECKING:
@@ -67,6 +68,42 @@ class ToolAgentConfig:
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
+
+
+#: how a stop that is not ``submitted`` ends the episode, and the reason's start
+_STOPS: dict[str, tuple[Literal["aborted", "budget_exhausted"], str]] = {
+    "consecutive_failures": ("aborted", "the agent gave up: {n} failed steps in a row"),
+    "replan_limit": ("aborted", "the agent gave up: more than {n} replans"),
+    "turn_budget": ("budget_exhausted", "the agent's turn budget ran out ({n} model turns)"),
+    "tool_call_budget": ("budget_exhausted", "the agent's tool-call budget ran out ({n} calls)"),
+    "spend_cap": ("budget_exhausted", "the model profile's spend cap was reached"),
+}
+
+
+def stop_of(session: Session) -> AgentStop | None:
+    """The engine's view of a stop that is not ``submitted`` (None while running or after a
+    submit): the status it ends the episode with, and a reason naming the last failure."""
+    why = session.stop_reason
+    if why is None or why not in _STOPS:
+        return None
+    status, text = _STOPS[why]
+    c = session.config
+    n = {"consecutive_failures": c.max_consecutive_failures, "replan_limit": c.max_replans,
+         "turn_budget": c.max_turns, "tool_call_budget": c.max_tool_calls}.get(why)  # fmt: skip
+    reason = text.format(n=n)
+    last = _last_failure(session.trajectory)
+    return AgentStop(status, f"{reason} (last: {last})" if last else reason)
+
+
+def _last_failure(trajectory: list[dict[str, Any]]) -> str | None:
+    for step in reversed(trajectory):
+        for part in ("validation", "execution"):
+            got = step.get(part) or {}
+            if got.get("ok") is False:
+                checks = "; ".join(str(f.get("message")) for f in got.get("failed") or ())
+                text = str(got.get("error") or got.get("outcome") or checks)
+                return text[:300] or None
+    return None
 
 
 def repairs_for(verdict: Verdict, graph: SceneGraph) -> list[Action]:

@@ -11,11 +11,12 @@ log lines and exception messages are scrubbed of it.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from judge.models._api import (
@@ -94,7 +95,6 @@ class OpenAIModel:
         api_key: str | None = None,
         http_client: httpx2.Client | None = None,
     ) -> None:
-        import openai  # lazily: importing it costs ~0.5 s and `import judge` must stay fast
 
         self.profile = profile
         self._recorder = recorder
@@ -120,7 +120,8 @@ class OpenAIModel:
         self._cap_field = self.capabilities.output_cap
         self._cap_switched = False
         self._sending_images = False
-        self._client: openai.OpenAI = openai.OpenAI(
+        self._client: openai.OpenAI = _openai_class()(
+            self._certain_failure,
             base_url=profile.base_url,
             api_key=key,
             timeout=profile.timeout_s,
@@ -281,6 +282,11 @@ class OpenAIModel:
             # server's reply) is chained into tracebacks.
             raise failure
 
+    def _certain_failure(self, status: int, body: str) -> bool:
+        """A server error no retry will change: a chat template that cannot render the images
+        sent (the openai client would otherwise resend it ``max_retries`` times)."""
+        return status >= 500 and self._sending_images and bool(_TEMPLATE_ON_LIST.search(body))
+
     def _failure(self, err: Exception) -> ModelCallFailed:
         """An actionable, key-free error for an openai exception."""
         import openai
@@ -379,3 +385,26 @@ class OpenAIModel:
         self._recorder(
             call_record(stage, prompt_version, clean, self._scrub(reply), ok, error, usage)
         )
+
+
+@functools.cache
+def _openai_class() -> Callable[..., openai.OpenAI]:
+    """The openai client, told which failures are certain (built lazily: importing openai
+    costs ~0.5 s). Its retry policy is otherwise its own: 408/409/429/5xx, Retry-After."""
+    import openai
+
+    class Client(openai.OpenAI):
+        def __init__(self, certain: Callable[[int, str], bool], **kwargs: Any) -> None:
+            super().__init__(**kwargs)
+            self._certain = certain
+
+        def _should_retry(self, response: Any) -> bool:
+            try:
+                body = response.read().decode("utf-8", "replace")
+            except Exception:  # a body that cannot be read decides nothing
+                body = ""
+            if self._certain(response.status_code, body):
+                return False
+            return bool(super()._should_retry(response))
+
+    return Client

@@ -10,6 +10,7 @@ from sim.batch._attribution import GUIDANCE_WINDOW, propose_attribution, store_a
 from sim.batch._jobs import (
     AFTER_STORE,
     EPISODE_KIND,
+    episode_job_error,
     prepare_episode,
     queue_batch,
     run_episode_task,
@@ -57,6 +58,7 @@ __all__ = [
     "ResultsTable",
     "Row",
     "drill_down",
+    "episode_job_error",
     "format_summary",
     "load_manifest",
     "parse_manifest",

@@ -60,6 +60,7 @@ from sim.interact import ASSISTANTS, USERS, build_interactive, store_episode_met
 from sim.scenario import BoundScenario, shipped
 from storage import (
     DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_RATE_LIMIT_BACKOFF_S,
     DEFAULT_RETRY_BACKOFF_S,
     Channel,
     JobContext,
@@ -121,11 +122,13 @@ def _arm_label(manifest: Manifest, bound: BoundScenario, project: Project) -> st
 def queue_batch(
     project: Project, manifest: Manifest, *, max_attempts: int = DEFAULT_MAX_ATTEMPTS,
     retry_backoff_s: float = DEFAULT_RETRY_BACKOFF_S,
+    rate_limit_backoff_s: float = DEFAULT_RATE_LIMIT_BACKOFF_S,
 ) -> tuple[str, list[int]]:  # fmt: skip
     """Plan the batch and queue one job per planned episode; returns the batch id and job ids.
 
     A participant option naming a model ``profile`` the project lacks is refused first.
-    ``max_attempts`` and ``retry_backoff_s``: each job's, as :meth:`storage.Jobs.enqueue`.
+    ``max_attempts``, ``retry_backoff_s`` (an endpoint down, timing out or answering 5xx) and
+    ``rate_limit_backoff_s`` (HTTP 429): each job's, as :meth:`storage.Jobs.enqueue`.
     """
     named = [(f"assistants[{k}]", a) for k, a in enumerate(manifest.assistants)]
     named += [(f"agents[{k}]", a) for k, a in enumerate(manifest.agents)]
@@ -156,7 +159,8 @@ def queue_batch(
         payloads = [{"batch_id": batch_id, "cell": c.cell, "run": c.run} for c in cells]
         job_ids = project.jobs.enqueue(EPISODE_KIND, payloads, batch=batch_id,
                                        max_attempts=max_attempts,
-                                       retry_backoff_s=retry_backoff_s)  # fmt: skip
+                                       retry_backoff_s=retry_backoff_s,
+                                       rate_limit_backoff_s=rate_limit_backoff_s)  # fmt: skip
         project.batches.set_jobs(
             batch_id, {(c.cell, c.run): j for c, j in zip(cells, job_ids, strict=True)}
         )
@@ -289,8 +293,28 @@ def run_episode_task(
     node); returns it as data, committed later by the project's holder."""
     try:
         return _run_task(inputs, files, channel)
-    except UserError as err:  # a participant or arm that cannot be used where it runs
-        raise JobError(f"{EPISODE_KIND}: {err}") from None
+    except Exception as err:
+        if isinstance(err, UserError) or hasattr(err, "retryable"):
+            raise episode_job_error(err) from None
+        raise  # a bug: the worker explains it and never retries
+
+
+def episode_job_error(err: Exception) -> JobError:
+    """A participant's, agent's or arm's failure as the job's. A model endpoint that may answer
+    later — refused connection, timeout, 5xx, rate limit (``retryable`` on the error, as
+    :class:`sim.interact.ParticipantError` and the model client's errors carry it) — is tried
+    again with the queue's backoff (the longer one for a rate limit), the episode from its
+    start; anything else (a 4xx, a bad option, the spend cap) fails at once, saying so.
+
+    Read generically (``sim`` never imports the model client): ``retryable`` and ``kind``.
+    """
+    message = f"{EPISODE_KIND}: {err}"
+    if getattr(err, "retryable", False):
+        limited = getattr(err, "kind", "") == "rate_limit"
+        return JobError(message, retry=True, rate_limited=limited)
+    if getattr(err, "kind", ""):  # a model's answer that will not change by asking again
+        message += " (not retried: the same request would fail the same way)"
+    return JobError(message)
 
 
 def _run_task(

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from annotation import UserError
 from sim.metrics import RunValue, Summary, pooled_mean, summarize
-from storage import BatchCellRecord, Project
+from storage import BatchCellRecord, CallTotals, Project
 
 AXES = ("scenario", "persona", "assistant", "timing")
 
@@ -80,12 +80,14 @@ ITEMS: list[Items] = [stored_items]
 
 @dataclass(frozen=True)
 class Row:
-    """One row: its key (values of the grouping axes), planned/stored counts, the cells."""
+    """One row: its key (values of the grouping axes), planned/stored counts, the cells, and
+    what its stored episodes' model calls cost and how their replies came out (summed)."""
 
     key: tuple[str, ...]
     planned: int
     stored: int
     summaries: dict[str, Summary]
+    calls: CallTotals = field(default_factory=CallTotals)
 
 
 @dataclass(frozen=True)
@@ -106,6 +108,7 @@ class ResultsTable:
                     **dict(zip(self.by, r.key, strict=True)),
                     "planned": r.planned,
                     "stored": r.stored,
+                    "calls": r.calls.to_json(),
                     "metrics": {
                         name: {
                             "mean": s.mean,
@@ -150,6 +153,7 @@ def results_table(
     for c in cells:
         if c.episode_id is not None:
             items[c.episode_id] = _items(project, c.episode_id)
+    calls = project.episodes.call_totals_by_episode(list(items))
     rows = []
     for key, members in groups.items():
         summaries = {}
@@ -164,8 +168,9 @@ def results_table(
                 ]
                 per_run.append(pooled_mean(scores))
             summaries[name] = summarize(per_run)
-        stored = sum(c.episode_id is not None for c in members)
-        rows.append(Row(key, len(members), stored, summaries))
+        stored = [c.episode_id for c in members if c.episode_id is not None]
+        spent = sum((calls.get(e, CallTotals()) for e in stored), CallTotals())
+        rows.append(Row(key, len(members), len(stored), summaries, spent))
     return ResultsTable(batch.id, by, names, runs, tuple(rows))
 
 

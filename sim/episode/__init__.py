@@ -1,7 +1,7 @@
 """The episode engine: runner, agents, trace and sinks; arm resolution; the scenario dry run."""
 
 from sim.episode._admission import admit_scenario
-from sim.episode._agents import Agent, Observation, ReplayAgent, ScriptedAgent
+from sim.episode._agents import Agent, AgentStop, Observation, ReplayAgent, ScriptedAgent
 from sim.episode._arm_files import ArmFiles, arm_files
 from sim.episode._arms import (
     ARMS,
@@ -29,6 +29,7 @@ from sim.episode._build import (
     perturbed_at,
     recorded,
     refuse_perturbed,
+    refuse_running,
     replay_episode,
     replay_runner,
     run_episode,
@@ -40,6 +41,7 @@ from sim.episode._capability_run import (
     open_scenarios,
 )
 from sim.episode._demo import write_sim_cases
+from sim.episode._ending import note_stored
 from sim.episode._exchange_log import ExchangeLog
 from sim.episode._graphs import GraphCursor, accepted_events, apply_diff, changed
 from sim.episode._runner import BaseSink, EpisodeRunner, RunState, Sink
@@ -62,6 +64,7 @@ __all__ = [
     "AddedArm",
     "Agent",
     "AgentFactory",
+    "AgentStop",
     "AnomalyEntry",
     "ArmCheckFailedError",
     "ArmFiles",
@@ -96,11 +99,13 @@ __all__ = [
     "episode_world",
     "fork_episode",
     "make_world",
+    "note_stored",
     "open_scenario",
     "open_scenarios",
     "perturbed_at",
     "recorded",
     "refuse_perturbed",
+    "refuse_running",
     "replay_episode",
     "replay_runner",
     "report_json",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from sim.contracts import Event, Truth
 from sim.scenario import ReferenceStep
@@ -29,7 +29,24 @@ class Observation:
     events: tuple[Event, ...] = field(default_factory=tuple)
 
 
+@dataclass(frozen=True)
+class AgentStop:
+    """Why an agent that is ``done`` stopped without finishing its work.
+
+    An agent may have a ``stopped`` attribute: None while it runs and when it finished its
+    work, else an ``AgentStop``. Once it is done (and the world idle), the engine ends the
+    episode with ``status`` instead of ``completed`` — ``aborted`` when the agent gave up (a
+    tool agent whose model never managed a valid tool call), ``budget_exhausted`` when its own
+    budget ran out — and stores ``reason`` with it.
+    """
+
+    status: Literal["aborted", "budget_exhausted"]
+    reason: str
+
+
 class Agent(Protocol):
+    """See the module docstring; an agent may also have ``stopped`` (see :class:`AgentStop`)."""
+
     name: str
 
     @property

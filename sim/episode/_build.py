@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from sim.episode._agents import Agent, ReplayAgent, ScriptedAgent
 from sim.episode._arms import ARMS, DEFAULT_ARM, ResolvedArm, episode_arm, run_arm, shipped_spec
+from sim.episode._ending import note_stored
 from sim.episode._exchange_log import ExchangeLog
 from sim.episode._runner import EpisodeRunner, Sink
 from sim.episode._sinks import DeferredEpisode, SqliteSink, VideoSink, motion_version
@@ -28,7 +29,7 @@ from sim.scenario import (
     schedule_from_json,
 )
 from sim.world import Action, SceneInfo, World
-from storage import EpisodeError, EpisodeRecord, Project
+from storage import EpisodeError, EpisodeRecord, EpisodeStatus, Project
 
 if TYPE_CHECKING:
     from sim.mujoco import ArmSpec
@@ -180,6 +181,7 @@ def run_episode(
     sinks.extend(video_sinks)
     log = ExchangeLog(db)
     the_agent: Agent | None = None
+    runner: EpisodeRunner | None = None
     try:
         if agent_factory is None:
             the_agent = make_agent(agent, bound)
@@ -189,6 +191,9 @@ def run_episode(
         sinks[:0] = list(extra_sinks)
         runner = EpisodeRunner(world, bound, the_agent, seed=seed, sinks=sinks, anomalies=anomalies)
         runner.run()
+    except BaseException as err:  # the runner stored how it ended: say where
+        note_stored(err, db.episode_id if db else None, runner.result if runner else None)
+        raise
     finally:
         world.close()
         close = getattr(the_agent, "close", None)
@@ -236,6 +241,16 @@ def perturbed_at(ep: EpisodeRecord) -> int | None:
     :func:`person_acts`), or None."""
     acts = person_acts(ep)
     return acts[0][0] if acts else None
+
+
+def refuse_running(ep: EpisodeRecord, doing: str) -> None:
+    """Refuse ``doing`` on an episode still marked running: it is being recorded now, or the run
+    that recorded it died before runs said how they end (its trace may be partial or empty)."""
+    if ep.status is EpisodeStatus.RUNNING:
+        raise EpisodeError(
+            f"episode {ep.id[:8]} is still marked running: it is being recorded, or the process "
+            f"that recorded it died without saying how it ended; cannot {doing}"
+        )
 
 
 def refuse_perturbed(ep: EpisodeRecord, doing: str, before: int | None = None) -> None:
@@ -296,6 +311,7 @@ def recorded(
 def replay_episode(project: Project, episode_id: str) -> ReplayReport:
     """Re-run a stored episode from its seed and recorded decisions; compare every hash."""
     ep, bound, decisions = recorded(project, episode_id)
+    refuse_running(ep, "replay it")
     refuse_perturbed(ep, "replay it")
     if ep.parent_id is not None:
         raise EpisodeError(
@@ -313,7 +329,11 @@ def compare_replay(runner: EpisodeRunner, episode_id: str, expected: list[str]) 
     and stop at the first difference (the world is closed at the end)."""
     try:
         runner.start()
-        while runner.hashes == expected[: len(runner.hashes)] and runner.result is None:
+        while (
+            runner.hashes == expected[: len(runner.hashes)]
+            and runner.result is None
+            and len(runner.hashes) < len(expected)  # a run that ended early: as far as it got
+        ):
             runner.step()
     finally:
         runner.world.close()
@@ -344,6 +364,7 @@ def fork_episode(
     if videos:
         require_rendering()  # a check: open_scenario has loaded MuJoCo already
     ep, bound, decisions = recorded(project, episode_id)
+    refuse_running(ep, "fork it")
     if not 0 <= tick <= ep.ticks:
         raise EpisodeError(f"tick {tick} is outside episode {ep.id[:8]} (0–{ep.ticks})")
     refuse_perturbed(ep, "fork it", before=tick)

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from sim.episode._runner import BaseSink
-from storage import ExchangeRecord, Project
+from storage import CallOutcome, ExchangeRecord, Project
 
 if TYPE_CHECKING:
     from sim.episode._runner import EpisodeRunner
@@ -34,6 +35,7 @@ class ExchangeLog(BaseSink):
         self.db = db
         self.exchanges: list[ExchangeRecord] = []
         self._sent: tuple[int, str] | None = None
+        self._call_start = 0  # the first exchange of the model call in progress
 
     # -- feeding ---------------------------------------------------------------------------
     def add(
@@ -42,14 +44,27 @@ class ExchangeLog(BaseSink):
         sent: Mapping[str, Any] | str,
         received: Mapping[str, Any] | str | None,
         latency_s: float | None = None,
+        *,
+        tokens: tuple[int, int, float] | None = None,
     ) -> None:
-        """One whole exchange (a model call and its reply)."""
+        """One whole exchange (a model request and its reply); ``tokens``: (in, out, US$)."""
+        t_in, t_out, cost = tokens if tokens is not None else (None, None, None)
         self.exchanges.append(
             ExchangeRecord(
                 idx=len(self.exchanges), tick=tick, party="agent", sent_json=_json(sent),
                 received_json=None if received is None else _json(received), latency_s=latency_s,
+                tokens_in=t_in, tokens_out=t_out, cost_usd=cost,
             )
         )  # fmt: skip
+
+    def end_call(self, outcome: CallOutcome) -> None:
+        """The model call whose requests were added since the last ``end_call`` is over:
+        its last exchange carries ``outcome`` (one count per logical call, however many
+        requests its re-asks took)."""
+        if len(self.exchanges) > self._call_start:
+            last = self.exchanges[-1]
+            self.exchanges[-1] = replace(last, outcome=outcome)
+        self._call_start = len(self.exchanges)
 
     def __call__(self, direction: str, tick: int, message: dict[str, Any]) -> None:
         """A protocol message: a ``sent`` one opens an exchange, ``received`` closes it."""

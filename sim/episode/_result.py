@@ -12,13 +12,17 @@ if TYPE_CHECKING:
     from sim.episode._runner import EpisodeRunner
 
 
-def episode_result(runner: EpisodeRunner, status: str) -> EpisodeResult:
+def episode_result(
+    runner: EpisodeRunner, status: str, end_reason: str | None = None, ticks: int | None = None
+) -> EpisodeResult:
     """Conditions on the final graph, success, GCR, validity and counts for one run.
 
     Success needs status ``completed`` and every condition TRUE; GCR is the TRUE fraction for a
     completed run and 0 otherwise; validity is accepted/attempted for this task (absent when
-    nothing was attempted).
+    nothing was attempted). ``ticks``: the last tick recorded, when a run that raised ended
+    before the world's current tick was (default: the world's tick).
     """
+    ticks = runner.tick if ticks is None else ticks
     graph = runner.world.graph
     result = evaluate(runner.scenario.contract, graph, tuple(runner.events))
     conditions = tuple(
@@ -37,8 +41,8 @@ def episode_result(runner: EpisodeRunner, status: str) -> EpisodeResult:
         "conditions_true": float(true),
         "conditions": float(len(values)),
         "completed": float(completed),
-        "ticks": float(runner.tick),
-        "seconds": runner.tick * runner.world.delta,
+        "ticks": float(ticks),
+        "seconds": ticks * runner.world.delta,
         "attempts": float(len(attempts)),
         "accepted": float(len(accepted)),
         "rejected": float(len(attempts) - len(accepted)),
@@ -49,4 +53,4 @@ def episode_result(runner: EpisodeRunner, status: str) -> EpisodeResult:
     }
     if attempts:
         metrics["validity"] = len(accepted) / len(attempts)
-    return EpisodeResult(status, runner.tick, conditions, metrics, success)
+    return EpisodeResult(status, ticks, conditions, metrics, success, end_reason)

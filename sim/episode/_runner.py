@@ -8,9 +8,13 @@ empty queue and an idle world (``completed``) or a budget runs out.
 
 The runner has an explicit run state (idle, running, paused, finished). ``pause``, ``cancel``
 and ``step`` take effect at tick boundaries, so a GUI thread or a signal handler can call them
-at any time. Everything that determines the future — world state, queue, agent state,
-counters — is in :meth:`snapshot`, so an episode can be forked from any tick. The engine draws
-no random numbers after ``reset(seed)``; an agent that does keeps its generator in ``state()``.
+at any time. A run never stays half-ended: one that raises ends ``failed`` (or ``cancelled`` for
+Ctrl+C) with what it recorded so far before the error goes on (:mod:`sim.episode._ending`), and
+an agent that gives up ends it ``aborted`` (:class:`sim.episode.AgentStop`).
+
+Everything that determines the future — world state, queue, agent state, counters — is in
+:meth:`snapshot`, so an episode can be forked from any tick. The engine draws no random numbers
+after ``reset(seed)``; an agent that does keeps its generator in ``state()``.
 """
 
 from __future__ import annotations
@@ -22,7 +26,8 @@ from enum import StrEnum
 from typing import Any, Protocol
 
 from sim.contracts import Event, Truth
-from sim.episode._agents import Agent, Observation
+from sim.episode._agents import Agent, AgentStop, Observation
+from sim.episode._ending import abnormal_end, describe
 from sim.episode._result import episode_result
 from sim.episode._trace import ActionEntry, AnomalyEntry, EpisodeResult, TickEntry
 from sim.scenario import BoundScenario
@@ -131,6 +136,9 @@ class EpisodeRunner:
         self._last_finished: tuple[Outcome, ...] = ()
         self._pause = threading.Event()
         self._cancel = threading.Event()
+        self._cancel_reason: str | None = None
+        self._sinks_started = False
+        self._recorded = 0  # the last tick every sink recorded
         self._lock = threading.Lock()
         self._prev: SceneGraph | None = None
         n = len(scenario.contract.predicates)
@@ -146,13 +154,14 @@ class EpisodeRunner:
         """Reset the world from the seed and record tick 0."""
         if self.state is not RunState.IDLE:
             raise RuntimeError(f"episode already {self.state.value}")
-        graph = self.world.reset(self.seed)
-        self._begin(graph)
+        self._ending_on_error(lambda: self._begin(self.world.reset(self.seed)))
 
     def pause(self) -> None:
         self._pause.set()
 
-    def cancel(self) -> None:
+    def cancel(self, reason: str | None = None) -> None:
+        """End the run ``cancelled`` at the next tick boundary; ``reason`` is stored with it."""
+        self._cancel_reason = reason
         self._cancel.set()
 
     def run(self) -> EpisodeResult | None:
@@ -178,9 +187,9 @@ class EpisodeRunner:
             if self.state is RunState.FINISHED:
                 return
             if self._cancel.is_set():
-                self._finish("cancelled")
+                self._finish("cancelled", self._cancel_reason)
                 return
-            self._one_tick()
+            self._ending_on_error(self._one_tick)
 
     def submit(self, action: Action, source: str = "user") -> ActionEntry:
         """Queue an action from outside the agent (a person at the GUI or CLI)."""
@@ -200,6 +209,7 @@ class EpisodeRunner:
         self._track_conditions(graph)
         entry = TickEntry(0, self.world.state_hash(), {}, {}, graph.to_json())
         self.hashes = [entry.state_hash]
+        self._sinks_started = True
         for sink in self.sinks:
             sink.start(self)
         self._emit(entry, [], [], self.snapshot() if self.record else None)
@@ -278,26 +288,30 @@ class EpisodeRunner:
             entry = TickEntry(report.tick, "", {}, report.controller)
         self._prev = graph_after
         self._track_conditions(graph_after)
-        status = self._status()
+        end = self._status()
         snap = self.record and report.tick % self.snapshot_every == 0
-        snapshot = self.snapshot() if snap or keyframe or (status and self.record) else None
+        snapshot = self.snapshot() if snap or keyframe or (end and self.record) else None
         self._emit(entry, changed, fired, snapshot)
-        if status:
-            self._finish(status)
+        if end:
+            self._finish(*end)
 
-    def _status(self) -> str | None:
+    def _status(self) -> tuple[str, str | None] | None:
+        """How the run ends after this tick (status, end reason), or None: it goes on."""
         t = self.tick
         if self.end_tick is not None:
-            return self._settled_status() if t >= self.end_tick else None
+            return (self._settled_status(), None) if t >= self.end_tick else None
         idle = not self.world.busy and not self._queue
         if self.agent.done and idle and not self.held:
-            return "completed"
+            stop = getattr(self.agent, "stopped", None)
+            if isinstance(stop, AgentStop):
+                return stop.status, stop.reason
+            return "completed", None
         if self._attempts >= self.budgets.max_attempts:
-            return "budget_exhausted"
+            return "budget_exhausted", None
         if self._consecutive_rejections >= self.budgets.max_consecutive_rejections:
-            return "aborted"
+            return "aborted", None
         if t >= self.budgets.max_ticks:
-            return "execution_blocked"
+            return "execution_blocked", None
         return None
 
     def _settled_status(self) -> str:
@@ -321,14 +335,44 @@ class EpisodeRunner:
     ) -> None:
         for sink in self.sinks:
             sink.record(self, entry, actions, anomalies, snapshot)
+        self._recorded = entry.tick
         if self.on_tick is not None:
             self.on_tick(self, entry)
 
-    def _finish(self, status: str) -> None:
-        self.result = episode_result(self, status)
+    def _finish(self, status: str, end_reason: str | None = None) -> None:
+        failure = self._end(status, end_reason)
+        if failure is not None:
+            raise failure
+
+    def _end(self, status: str, end_reason: str | None) -> Exception | None:
+        """Set the result and tell every sink. A sink that raises does not stop the others:
+        the sinks after it are told the run ``failed`` (storing its end failed); the first such
+        error is returned for the caller to raise."""
+        self.result = episode_result(self, status, end_reason, ticks=self._recorded)
         self.state = RunState.FINISHED
+        first: Exception | None = None
         for sink in self.sinks:
-            sink.finish(self, self.result)
+            try:
+                sink.finish(self, self.result)
+            except Exception as err:
+                if first is None:
+                    first = err
+                    why = f"storing its end failed: {describe(err)}"
+                    self.result = episode_result(self, "failed", why, ticks=self._recorded)
+        return first
+
+    def _ending_on_error(self, work: Callable[[], None]) -> None:
+        """Run ``work``; if it raises before the run has ended, end it first (failed or
+        cancelled, with what the sinks recorded so far) and raise the error on."""
+        try:
+            work()
+        except BaseException as err:
+            if self.state is not RunState.FINISHED and self._sinks_started:
+                status, reason = abnormal_end(err)
+                failure = self._end(status, reason)
+                if failure is not None:
+                    err.add_note(f"and storing the episode's end failed too: {describe(failure)}")
+            raise
 
     # -- snapshot / fork ---------------------------------------------------------------------
     def snapshot(self) -> dict[str, Any]:
@@ -381,6 +425,8 @@ class EpisodeRunner:
         self.hashes = list(snap["hashes"])
         self.witnesses = list(snap["witnesses"])
         self._prev = self.world.graph
+        self._recorded = int(snap["tick"])
         self.state = RunState.PAUSED
+        self._sinks_started = True
         for sink in self.sinks:
             sink.start(self)

@@ -237,6 +237,7 @@ class SqliteSink:
             t_ref=result.ticks if self.reference and result.status == "completed" else None,
             conditions=conditions,
             metrics=result.metrics,
+            end_reason=result.end_reason,
         )
         if not self.defer:
             assert self.episode_id is not None

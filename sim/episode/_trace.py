@@ -8,8 +8,9 @@ from typing import Any
 from sim.contracts import RUN_STATUSES as CONTRACT_RUN_STATUSES
 from sim.world import Action, Anomaly, Verdict
 
-#: the spec's run statuses (C.4.4) plus ``cancelled`` by the user
-RUN_STATUSES = (*CONTRACT_RUN_STATUSES, "cancelled")
+#: the spec's run statuses (C.4.4), plus ``cancelled`` (stopped from outside: the user, Ctrl+C,
+#: SIGTERM) and ``failed`` (the run raised: an endpoint, an external agent, a bug)
+RUN_STATUSES = (*CONTRACT_RUN_STATUSES, "cancelled", "failed")
 
 
 @dataclass(frozen=True)
@@ -50,8 +51,13 @@ class AnomalyEntry:
 
 @dataclass(frozen=True)
 class EpisodeResult:
+    """How a run ended and what it scored; ``end_reason`` says why in words when it did not run
+    its course (the error of a ``failed`` run, what an agent that gave up said, what cancelled
+    it), else None."""
+
     status: str
     ticks: int
     conditions: tuple[Any, ...]  # sim.contracts.ConditionResult
     metrics: dict[str, float]
     success: bool
+    end_reason: str | None = None

@@ -259,9 +259,13 @@ class ExternalAgent:
         return ExternalAgentError(text)
 
     # -- the end -----------------------------------------------------------------------------
-    def end(self, status: str, tick: int | None = None) -> None:
-        """Tell the agent the episode ended with ``status``, then close (idempotent)."""
-        self._say_end({"type": "end", "status": status}, tick)
+    def end(self, status: str, tick: int | None = None, message: str | None = None) -> None:
+        """Tell the agent the episode ended with ``status`` (``error`` with ``message``), then
+        close (idempotent)."""
+        said: dict[str, Any] = {"type": "end", "status": status}
+        if message is not None:
+            said["message"] = message
+        self._say_end(said, tick)
         self.close()
 
     def _abort(self, reason: str, tick: int) -> None:

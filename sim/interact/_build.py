@@ -25,8 +25,10 @@ from sim.episode import (
     compare_replay,
     episode_world,
     make_world,
+    note_stored,
     open_scenario,
     refuse_perturbed,
+    refuse_running,
     run_arm,
 )
 from sim.interact._participants import Setup, make_assistant, make_user
@@ -189,6 +191,10 @@ def run_interactive(**kwargs: Any) -> InteractiveEpisode:
     ep = build_interactive(**kwargs)
     try:
         ep.runner.run()
+    except BaseException as err:  # the runner stored how it ended: say where
+        db = ep.sink.db if ep.sink is not None else None
+        note_stored(err, db.episode_id if db else None, ep.runner.result)
+        raise
     finally:
         ep.runner.world.close()
     if ep.sink is not None and not ep.sink.db.defer:
@@ -204,6 +210,7 @@ def replay_interactive(project: Project, episode_id: str) -> ReplayReport:
     cfg = ep.config
     if not cfg.get("interactive"):
         raise EpisodeError(f"episode {ep.id[:8]} is not an interactive episode")
+    refuse_running(ep, "replay it")
     refuse_perturbed(ep, "replay it")
     bound = open_scenario(str(cfg.get("source", ep.scenario)))
     if bound.scenario.digest != ep.scenario_sha:

@@ -23,7 +23,17 @@ from sim.users import Persona
 
 
 class ParticipantError(UserError, LookupError):
-    """A user or assistant kind nobody registered, or options it cannot use."""
+    """A user or assistant kind nobody registered, options it cannot use, or a participant
+    that cannot go on (its model failed for good).
+
+    ``retryable``: running the episode again later may succeed (the endpoint timed out,
+    refused the connection, answered 5xx or rate-limited us); ``kind`` names the failure
+    (``rate_limit``, ``server``, ``bad_request`` …; "" when it is not a model's). A batch reads
+    both to decide between the queue's retry and failing at once.
+    """
+
+    retryable: bool = False
+    kind: str = ""
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,8 @@ kept in :attr:`exchanges` (the audit), the conversation in :attr:`turns`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -236,8 +237,10 @@ class InteractiveAgent:
             graph=obs.graph,
         )
         self.feedback = []
-        turn = self.user.turn(view)
-        self.tables.audit({"tick": obs.tick, "party": "user", "received": turn.to_json()}, view)
+        with self._failed_call(obs.tick, "user", view):
+            turn = self.user.turn(view)
+        self.tables.audit({"tick": obs.tick, "party": "user", "received": turn.to_json(),
+                           **view.account.fields()}, view)  # fmt: skip
         self._apply(obs.tick, turn)
 
     def _system_task(self, fired: list[int]) -> str | None:
@@ -300,13 +303,29 @@ class InteractiveAgent:
             frames=tuple(self.frames),
             memory=self.memory,
         )
-        reply, latency = self.assistant.respond(view)
+        with self._failed_call(t, "assistant", view):
+            reply, latency = self.assistant.respond(view)
         received = reply.to_json()
         due = self.clock.asked(t, received, latency)
         self.tables.audit(
             {"tick": t, "party": "assistant", "received": received, "latency_s": latency,
-             "due_tick": due}, view
+             "due_tick": due, **view.account.fields()}, view
         )  # fmt: skip
+
+    @contextmanager
+    def _failed_call(self, t: int, party: str, view: AssistantView | UserView) -> Iterator[None]:
+        """A participant call that raises is audited too (what it sent, the error, what it
+        cost) before the error ends the episode: a failed run keeps every exchange it made."""
+        try:
+            yield
+        except BaseException as err:
+            account = view.account.fields()
+            if account:
+                account["outcome"] = "failed"
+            said = str(err) or type(err).__name__
+            self.tables.audit({"tick": t, "party": party, "received": {"error": said},
+                               **account}, view)  # fmt: skip
+            raise
 
     def _feed(self, obs: Observation) -> list[Action]:
         if obs.busy or obs.queued or self._in_flight is not None:

@@ -56,6 +56,10 @@ def exchange_record(idx: int, row: dict[str, Any]) -> ExchangeRecord:
         received_json=_dumps(row["received"]),
         latency_s=row.get("latency_s"),
         due_tick=row.get("due_tick"),
+        tokens_in=row.get("tokens_in"),
+        tokens_out=row.get("tokens_out"),
+        cost_usd=row.get("cost_usd"),
+        outcome=row.get("outcome"),
     )
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from sim.world import SceneGraph
+from storage import CallOutcome
 
 Speaker = Literal["user", "assistant"]
 PlanMode = Literal["retain", "append", "replace"]
@@ -71,6 +72,29 @@ class Frame:
         return out
 
 
+@dataclass
+class CallAccount:
+    """What a model-backed participant's call for one view cost and how its reply came out.
+
+    The participant fills it in during the call (offline participants leave it empty) and the
+    loop stores it with the exchange: ``outcome`` is ``valid``, ``repaired`` (valid only after a
+    re-ask), ``silenced`` (still invalid when the repair budget ran out: the participant said
+    nothing) or ``failed`` (the call raised); tokens and cost are summed over every request.
+    """
+
+    outcome: CallOutcome | None = None
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost_usd: float = 0.0
+
+    def fields(self) -> dict[str, Any]:
+        """The exchange row's fields: none when no model was called."""
+        if self.outcome is None:
+            return {}
+        return {"outcome": self.outcome, "tokens_in": self.tokens_in,
+                "tokens_out": self.tokens_out, "cost_usd": self.cost_usd}  # fmt: skip
+
+
 @dataclass(frozen=True)
 class AssistantView:
     """What the assistant is given when it is queried at ``tick`` (spec §2.4–§2.5)."""
@@ -86,6 +110,8 @@ class AssistantView:
     #: the requests a model-backed assistant actually sent for this view, in audit form
     #: (messages as sent, images as sha256), filled during the call; stored with the exchange
     requests: list[dict[str, Any]] = field(default_factory=list, compare=False, repr=False)
+    #: what the call cost and how its reply came out, filled during the call (CallAccount)
+    account: CallAccount = field(default_factory=CallAccount, compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         out = {
@@ -109,6 +135,10 @@ class AssistantReply:
 
     ``flag`` is the error type it believes it saw (evaluation only) and ``flag_target`` the
     object it concerns; ``progress``, ``goal_change`` and ``note`` are its Plan–Act memory.
+
+    The one rule for flags, which storage enforces too: **a target belongs to a flag**. A reply
+    that names a target without a flag (the LLM assistant's schema lets a model send the pair,
+    and small models do) keeps no target.
     """
 
     text: str = ""
@@ -117,6 +147,10 @@ class AssistantReply:
     progress: dict[str, Any] = field(default_factory=dict)
     goal_change: str = ""
     note: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.flag and self.flag_target is not None:
+            object.__setattr__(self, "flag_target", None)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -161,10 +195,12 @@ class UserView:
     graph: SceneGraph | None = None  # the privileged state map
     #: the requests a model-backed user actually sent for this view (see AssistantView)
     requests: list[dict[str, Any]] = field(default_factory=list, compare=False, repr=False)
+    account: CallAccount = field(default_factory=CallAccount, compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         """The stored form; the state map is the tick's graph, stored with the ticks."""
-        out = {k: v for k, v in self.__dict__.items() if k not in ("graph", "requests")}
+        out = {k: v for k, v in self.__dict__.items()
+               if k not in ("graph", "requests", "account")}  # fmt: skip
         out["conversation"] = [x.to_json() for x in self.conversation]
         out["state"] = f"graph at tick {self.tick}"
         if self.requests:

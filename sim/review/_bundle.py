@@ -62,8 +62,9 @@ class Meta(_Strict):
     tick_s: float = Field(gt=0)
     ticks: int = Field(ge=0)
     status: Literal[
-        "completed", "execution_blocked", "aborted", "budget_exhausted", "cancelled"
+        "completed", "execution_blocked", "aborted", "budget_exhausted", "cancelled", "failed"
     ] = "completed"
+    end_reason: str | None = None  # why it ended as it did, in words
     success: bool | None = None
     seed: int = 0
     goal: list[Goal] = Field(default_factory=list)
@@ -230,7 +231,8 @@ def import_bundle(project: Project, root: Path) -> str:
                                       g.true_since) for k, g in enumerate(m.goal)]  # fmt: skip
         metrics = {} if m.success is None else {"success": float(m.success)}
         project.episodes.finish(eid, status=m.status, ticks=m.ticks, t_ref=None,
-                                conditions=conditions, metrics=metrics)  # fmt: skip
+                                conditions=conditions, metrics=metrics,
+                                end_reason=m.end_reason)  # fmt: skip
         for v in m.videos:  # into media/ by sha256, in the same transaction
             _add_video(project, eid, root / v.file, v.camera)
     return eid

@@ -18,13 +18,16 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from sim.episode import refuse_running
 from sim.review._bundle import BundleFormatError
 from sim.review._timeline import load_timeline
 from sim.world import SceneGraph
 from storage import Project
 
 FORMAT = "workbench-episode-bundle/1"
-STATUSES = ("completed", "execution_blocked", "aborted", "budget_exhausted", "cancelled")
+STATUSES = (
+    "completed", "execution_blocked", "aborted", "budget_exhausted", "cancelled", "failed",
+)  # fmt: skip
 
 
 def _state(tick: int, kind: str, graph: SceneGraph) -> dict[str, Any]:
@@ -42,6 +45,7 @@ def export_bundle(project: Project, episode_id: str, out: Path) -> Path:
     out = Path(out)
     if out.exists():
         raise BundleFormatError(f"{out}: already exists; give a new folder for the bundle")
+    refuse_running(project.episodes.get(episode_id), "export it as a bundle")
     tl = load_timeline(project, episode_id, with_parent=False)
     ep, eps = tl.episode, project.episodes
     lines: list[dict[str, Any]] = []
@@ -88,6 +92,7 @@ def export_bundle(project: Project, episode_id: str, out: Path) -> Path:
         "format": FORMAT, "scenario": ep.scenario, "family": ep.family, "agent": ep.agent,
         "tick_s": ep.delta, "ticks": ep.ticks,
         "status": ep.status.value if ep.status.value in STATUSES else "aborted",
+        "end_reason": ep.end_reason,
         "success": None if success is None else bool(success == 1.0), "seed": ep.seed,
         "goal": goal,
         "videos": [{"file": f"{v.camera}.mp4", "camera": v.camera,

@@ -175,7 +175,7 @@ class LiveRun(Worker):
                     self._hand_back(project)
                 if self.runner is not None:
                     if self.runner.state is not RunState.FINISHED:
-                        self.runner.cancel()
+                        self.runner.cancel("stopped in the live view")
                         self.runner.step()  # finishes it as cancelled
                     self.runner.world.close()
 

@@ -37,6 +37,7 @@ from sim.world import SceneGraph
 from storage import (
     ActionRecord,
     ConditionRecord,
+    EpisodeError,
     EpisodeRecord,
     EventRecord,
     ExchangeRecord,
@@ -187,6 +188,13 @@ def load_timeline(
     if rows and rows[0].graph_json is None and ep.parent_id is not None:
         # a fork that stored only what followed its fork tick: the parent's ticks lead in
         rows = eps.ticks(ep.parent_id, 0, rows[0].tick) + rows
+    if not rows:  # nothing to show, not a broken trace
+        raise EpisodeError(
+            f"episode {ep.id[:8]} has no recorded tick ({ep.status.value}"
+            + (": it is being recorded, or the process that recorded it died before runs said "
+               "how they end" if ep.status.value == "running" else "")
+            + ")"
+        )  # fmt: skip
     graphs = GraphCursor(rows)
     items: list[Item] = []
     for k, a in enumerate(actions):

@@ -180,3 +180,39 @@ def test_a_bad_edit_says_why_and_changes_nothing(
     assert "choose who" in b.message.text()
     assert project.batches.attribution(ids["expert"]) is None
     assert project.history.undo_label(w.state.rater) is None
+
+
+def test_silenced_replies_and_how_a_run_ended_are_in_the_list(
+    make_window: Callable[[Path], MainWindow], tmp_path: Path
+) -> None:
+    """Model replies silenced (still invalid after the repair budget) beside success, with
+    repairs, tokens and cost in the tooltip; a failed run's status says why when hovered."""
+    from judge.models.loopback import BadArgs, FakeServer, Status
+    from tests.judge.llm_participant_helpers import assistant_script, project_with
+
+    script = assistant_script()
+
+    def respond(body: dict[str, object], n: int) -> object:
+        if n == 6:
+            return Status(400, "too long", no_retry=True)
+        return BadArgs("respond", "nope") if n in (1, 2) else script(body, n)
+
+    root = tmp_path / "p"
+    with FakeServer(respond) as srv:  # type: ignore[arg-type]
+        p = project_with(root, asst=srv)
+        with pytest.raises(Exception, match="HTTP 400"):
+            run_interactive(bound=open_scenario("cook-patty"), persona=PROFILES["balanced"],
+                            assistant="llm", assistant_options={"profile": "asst",
+                                                                "repairs": 0},
+                            project=p)  # fmt: skip
+        (ep,) = p.episodes.list()
+        p.close()
+    w = make_window(root)
+    w.set_workspace("episode")
+    b = w.episode.browser
+    assert cell(b, ep.id, "status") == "failed"
+    assert "HTTP 400" in item(b, ep.id, "status").toolTip()
+    assert cell(b, ep.id, "silenced") == "2/7"  # calls 1 and 2 (from 0) silenced; 6 failed
+    tip = item(b, ep.id, "silenced").toolTip()
+    assert "7 model replies: 4 valid, 0 repaired" in tip and "2 silenced, 1 failed" in tip
+    assert "600 tokens in" in tip  # the failed request had no reply to count

@@ -53,6 +53,7 @@ SWEEP: dict[str, list[str]] = {
     "judge profile add": ["nope", "--project", "{P}", "--base-url", "nonsense", "--model", "m"],
     "judge profile list": ["--project", "{P}"],
     "judge profile remove": ["nope", "--project", "{P}"],
+    "judge profile probe": ["nope", "--project", "{P}"],
     "study create": ["s1", "--project", "{P}", "--raters-per-video", "0"],
     "study add-rater": ["", "--project", "{P}"],
     "study build-panel": ["nope", "--project", "{P}", "--per-domain", "2"],

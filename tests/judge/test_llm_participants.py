@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from annotation import UserError
-from judge import LLMAssistant, LLMUser, ModelParticipantError
+from judge import Capabilities, LLMAssistant, LLMUser, ModelParticipantError
 from judge.models.loopback import Action, BadArgs, FakeServer, Reply, Status, Unauthorized
 from sim.episode import open_scenario
 from sim.interact import (
@@ -284,3 +284,38 @@ def test_llm_participants_are_registered_and_refuse_bad_options(tmp_path: Path) 
         assert body["temperature"] == 0.3 and len(data_of(body["messages"][2])["frames"]) == 3
         a.close()
         project.close()
+
+
+def test_a_text_only_model_gets_the_words_without_the_frames() -> None:
+    """A model that refuses image parts (llama.cpp's template: HTTP 500 on list content) is
+    asked again without them, and from then on never sent them; a probed text-only profile
+    is never sent any."""
+    _ok, buf = cv2.imencode(".jpg", np.full((8, 8, 3), 90, np.uint8))
+    jpeg, sha = bytes(buf.tobytes()), "ab" * 32
+    frames = (Frame(2, {"patty": "on table, raw"}), Frame(4, {"patty": "held"}, image=sha))
+
+    def text_only(body: dict[str, Any], _n: int) -> Any:
+        if any(isinstance(m.get("content"), list) for m in body["messages"]):
+            return Status(500, 'can only concatenate str (not "list") to str')
+        return GOOD
+
+    with FakeServer(text_only) as srv:
+        assistant = LLMAssistant(profile(srv, api_key_env="", max_retries=3), window=2,
+                                 images=lambda s: jpeg if s == sha else None)  # fmt: skip
+        first, second = _view(frames=frames), _view(frames=frames)
+        reply, _ = assistant.respond(first)
+        assistant.respond(second)
+        assistant.close()
+        lists = [any(isinstance(m.get("content"), list) for m in r.body["messages"])
+                 for r in srv.chat_requests]  # fmt: skip
+    assert reply.text  # the episode goes on: the words were enough
+    assert lists == [True, False, False]  # one refusal, never retried, never sent again
+    caps = Capabilities(probed_at="2026-12-06T00:00:00Z", images=False)
+    with FakeServer(text_only) as srv:
+        assistant = LLMAssistant(profile(srv, api_key_env="", capabilities=caps), window=2,
+                                 images=lambda s: jpeg)  # fmt: skip
+        assistant.respond(_view(frames=frames))
+        assistant.close()
+        assert len(srv.chat_requests) == 1
+        assert all(not isinstance(m.get("content"), list)
+                   for m in srv.chat_requests[0].body["messages"])  # fmt: skip

@@ -35,7 +35,7 @@ from storage import AttributionParty, EpisodeRow, Project, episode_rows
 
 COLUMNS = (
     "episode", "scenario", "persona", "assistant", "arm", "agent", "mode", "status", "success",
-    "in time", "recall", "ticks", "attributed to", "note",
+    "in time", "recall", "silenced", "ticks", "attributed to", "note",
 )  # fmt: skip
 HEADER_TIPS = {
     "persona": "The simulated user's persona (interactive episodes)",
@@ -44,6 +44,8 @@ HEADER_TIPS = {
     "success": "Task goal met at the end",
     "in time": "In-time success: goal met before the deadline from the reference run (IVG §4.1)",
     "recall": "Error-detection recall: scheduled errors the assistant flagged (IVG §4.2)",
+    "silenced": "Model replies still invalid after the repair budget (the participant said "
+    "nothing), of all its model replies; the tooltip has repairs, tokens and cost",
     "attributed to": "Who the failure is attributed to; (edited) when a person set it",
 }
 METRICS = ("success", "in_time_success", "detection_recall")
@@ -92,6 +94,21 @@ def _yes_no(value: float | None) -> str:
     return "" if value is None else ("yes" if value == 1.0 else "no")
 
 
+def _calls_cell(r: EpisodeRow) -> QTableWidgetItem:
+    """ "23/24": silenced of all model replies (blank without a model), by fraction; the
+    tooltip says the rest (repaired, failed, tokens, cost)."""
+    c = r.calls
+    if not c.replies:
+        return _Item("", None)
+    item = _Item(f"{c.silenced}/{c.replies}", c.silenced / c.replies)
+    item.setToolTip(
+        f"{c.replies} model replies: {c.valid} valid, {c.repaired} repaired (valid after a "
+        f"re-ask), {c.silenced} silenced, {c.failed} failed\n{c.tokens_in} tokens in, "
+        f"{c.tokens_out} out · US${c.cost_usd:.4f}"
+    )
+    return item
+
+
 def row_items(r: EpisodeRow) -> list[QTableWidgetItem]:
     """The cells of one episode's row, in :data:`COLUMNS` order."""
     ep, m, att, note = r.episode, r.metrics, r.attribution, r.note
@@ -106,7 +123,7 @@ def row_items(r: EpisodeRow) -> list[QTableWidgetItem]:
         QTableWidgetItem(ep.mode.value), QTableWidgetItem(ep.status.value),
         _Item(_yes_no(m.get("success")), m.get("success")),
         _Item(_yes_no(m.get("in_time_success")), m.get("in_time_success")),
-        _Item("" if recall is None else f"{recall:.0%}", recall),
+        _Item("" if recall is None else f"{recall:.0%}", recall), _calls_cell(r),
         _Item(str(ep.ticks), float(ep.ticks)),
         QTableWidgetItem(attributed), QTableWidgetItem("" if note is None else note.note),
     ]  # fmt: skip
@@ -115,6 +132,8 @@ def row_items(r: EpisodeRow) -> list[QTableWidgetItem]:
             f"{att.party} ({att.source} {att.updated[:16].replace('T', ' ')} UTC)"
             + (f": {att.reason}" if att.reason else "")
         )
+    if ep.end_reason:  # why it failed, gave up or was stopped
+        items[COLUMNS.index("status")].setToolTip(f"{ep.status.value}: {ep.end_reason}")
     if note is not None:
         items[-1].setToolTip(f"{note.note}\n(written {note.updated[:16].replace('T', ' ')} UTC)")
     for item in items:
