@@ -12,6 +12,12 @@ each episode has one request in flight, so at most ``concurrency`` calls are out
 most requests the server held at once; the stored episodes and calls are checked complete.
 
     python bench/llm_batch.py [--quick] [--latency 1.0] [--concurrency 8] [--episodes 16]
+
+``--real URL`` runs against a real OpenAI-compatible server instead (``make test-real``'s
+llama.cpp server: ``python -m tests.realserver.llama -- python bench/llm_batch.py --real
+'$RW_REAL_SERVER_URL'``): a batch of the W2W tool agent on stack-two (a 135M model is too slow
+for whole cook-patty episodes), reporting calls per episode, the share of replies repaired and
+silenced, and the wall time against calls × measured latency ÷ concurrency.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import judge  # noqa: F401  (registers the llm participants)
+import judge
 from judge import ModelProfile, save_profile
 from judge.models.loopback import Delay, FakeServer, Reply
 from sim.batch import EPISODE_KIND, parse_manifest, queue_batch
@@ -68,7 +74,12 @@ def main() -> None:
     ap.add_argument("--latency", type=float, default=1.0, help="seconds per call at the server")
     ap.add_argument("--concurrency", type=int, default=8)
     ap.add_argument("--episodes", type=int, default=16)
+    ap.add_argument("--real", metavar="URL", help="a real server's API root (see above)")
+    ap.add_argument("--model", default="smollm2-135m", help="the real server's model name")
     args = ap.parse_args()
+    if args.real:
+        real(args.real, args.model, 2 if args.quick else min(args.episodes, 4), args.concurrency)
+        return
     episodes = 8 if args.quick else args.episodes
     responder = Assistant(args.latency)
     with tempfile.TemporaryDirectory() as tmp, FakeServer(responder) as srv:
@@ -107,6 +118,48 @@ def main() -> None:
         "wall_s": round(wall, 2), "ideal_s": round(ideal, 2),
         "throughput_of_ideal": round(ideal / wall, 3) if wall > 0 else None,
         "peak_in_flight": peak_in_flight(responder.arrivals, args.latency),
+    }, indent=2))  # fmt: skip
+
+
+def real(url: str, model: str, episodes: int, concurrency: int) -> None:
+    """The tool agent's batch against a real server (module docstring)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "p"
+        with Project.create(root) as p:
+            save_profile(Profiles(p.db), ModelProfile(
+                name="real", base_url=url, model=model, api_key_env="", max_retries=2,
+                timeout_s=120.0, max_output_tokens=96,
+            ))  # fmt: skip
+            judge.probe_and_save(p, "real")
+            batch_id, _jobs = queue_batch(p, parse_manifest({
+                "format": "workbench-batch/1", "name": "llm-bench-real", "scenarios": ["stack-two"],
+                "personas": ["novice"], "runs": episodes,
+                "agents": [{"name": "tool-agent", "kind": "llm", "options": {"profile": "real"}}],
+            }))  # fmt: skip
+        start = time.monotonic()
+        stats = run_worker(root, concurrency=concurrency, drain=True, kinds=[EPISODE_KIND],
+                           kind_modules=["judge", "sim.batch"], log=lambda _r: None)  # fmt: skip
+        wall = time.monotonic() - start
+        with Project.open(root) as p:
+            ids = [str(c.episode_id) for c in p.batches.cells(batch_id) if c.episode_id]
+            totals = p.episodes.call_totals_by_episode(ids)
+            latencies = [x.latency_s for eid in ids for x in p.episodes.exchanges(eid)
+                         if x.latency_s]  # fmt: skip
+            statuses = [p.episodes.get(eid).status.value for eid in ids]
+    replies = sum(t.replies for t in totals.values())
+    mean_latency = sum(latencies) / len(latencies) if latencies else 0.0
+    ideal = len(latencies) * mean_latency / concurrency
+    print(json.dumps({
+        "bench": "llm_batch_real", "server": url, "model": model,
+        "episodes": episodes, "done": stats.done, "failed": stats.failed, "statuses": statuses,
+        "calls": len(latencies), "calls_per_episode": round(len(latencies) / max(1, episodes), 1),
+        "replies": replies,
+        "repaired_share": round(sum(t.repaired for t in totals.values()) / max(1, replies), 3),
+        "silenced_share": round(sum(t.silenced for t in totals.values()) / max(1, replies), 3),
+        "tokens_out": sum(t.tokens_out for t in totals.values()),
+        "mean_call_latency_s": round(mean_latency, 2), "concurrency": concurrency,
+        "wall_s": round(wall, 2), "ideal_s": round(ideal, 2),
+        "throughput_of_ideal": round(ideal / wall, 3) if wall > 0 else None,
     }, indent=2))  # fmt: skip
 
 

@@ -13,6 +13,12 @@ Three ways, chosen from the profile's :class:`~judge.models.Capabilities`:
   Ollama), read back from the reply's content.
 
 The request as sent is what the call record keeps, so an audit shows which way was used.
+
+Schemas go on the wire without large length bounds (``maxLength`` over
+:data:`WIRE_MAX_LENGTH`, ``maxItems`` over :data:`WIRE_MAX_ITEMS`): a grammar-constrained server
+unrolls each into one nested rule per character (llama.cpp: a 2,000-character note made a
+grammar it failed to parse, and the server died). The bounds still hold: every reply is checked
+against the tool's own schema, and one that breaks them is re-asked.
 """
 
 from __future__ import annotations
@@ -27,6 +33,8 @@ from judge.models._capabilities import Capabilities
 from judge.models._client_wire import plain
 
 WRAPPER = "call_one_tool"
+WIRE_MAX_LENGTH = 64
+WIRE_MAX_ITEMS = 16
 Way = Literal["tool_choice", "wrapped", "json_schema"]
 
 
@@ -59,7 +67,7 @@ def choose(tools: Sequence[Tool], caps: Capabilities) -> Forcing:
     wrapper = _wrapper(offered)
     if caps.named_tool:
         return Forcing("wrapped", _tool_choice((wrapper,)), (wrapper,), offered)
-    schema = {"name": WRAPPER, "schema": plain(wrapper.parameters), "strict": True}
+    schema = {"name": WRAPPER, "schema": dict(wrapper.parameters), "strict": True}
     return Forcing("json_schema", {"response_format": {"type": "json_schema",
                                                        "json_schema": schema}},
                    (wrapper,), offered)  # fmt: skip
@@ -73,7 +81,7 @@ def _tool_choice(tools: tuple[Tool, ...]) -> dict[str, Any]:
                 "function": {
                     "name": t.name,
                     "description": t.description,
-                    "parameters": plain(t.parameters),
+                    "parameters": wire_schema(t.parameters),
                 },
             }
             for t in tools
@@ -91,7 +99,7 @@ def _wrapper(tools: tuple[Tool, ...]) -> Tool:
     branches = [
         {
             "type": "object",
-            "properties": {"tool": {"const": t.name}, "arguments": plain(t.parameters)},
+            "properties": {"tool": {"const": t.name}, "arguments": wire_schema(t.parameters)},
             "required": ["tool", "arguments"],
             "additionalProperties": False,
         }
@@ -104,6 +112,21 @@ def _wrapper(tools: tuple[Tool, ...]) -> Tool:
         f"`arguments`.\n{listing}",
         {"oneOf": branches},
     )
+
+
+def wire_schema(schema: Any) -> Any:
+    """``schema`` as sent to the server: a JSON-ready copy without large length bounds."""
+    value = plain(schema)
+    if isinstance(value, dict):
+        out = {k: wire_schema(v) for k, v in value.items()}
+        if isinstance(out.get("maxLength"), int) and out["maxLength"] > WIRE_MAX_LENGTH:
+            del out["maxLength"]
+        if isinstance(out.get("maxItems"), int) and out["maxItems"] > WIRE_MAX_ITEMS:
+            del out["maxItems"]
+        return out
+    if isinstance(value, list):
+        return [wire_schema(v) for v in value]
+    return value
 
 
 def structured_reply(text: str) -> str:
