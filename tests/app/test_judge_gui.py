@@ -74,3 +74,23 @@ def test_queue_run_and_trace_from_the_gui(
     w.grab().save(str(tmp_path / "judge.png"))
     w.set_workspace("annotate")
     assert w.docks["Rubric"].isVisible() and not w.docks["Jobs"].isVisible()
+
+
+def test_the_dialog_shows_each_profiles_probe_and_will_not_queue_a_text_only_one(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    from judge import Capabilities
+
+    text_only = Capabilities(probed_at="2026-12-06T00:00:00Z", images=False, required_tool=False)
+    with Project.create(tmp_path / "p") as p:
+        base = {"base_url": "http://127.0.0.1:9/v1", "api_key_env": ""}
+        save_profile(p.profiles, ModelProfile(name="vlm", model="big-vlm", **base))
+        save_profile(p.profiles, ModelProfile(name="smol", model="smollm2", capabilities=text_only,
+                                              **base))  # fmt: skip
+        dlg = JudgeDialog(p, None, ["smol", "vlm"])
+        qtbot.addWidget(dlg)
+        ok = dlg.buttons.button(dlg.buttons.StandardButton.Ok)
+        assert dlg.profile.currentText() == "smol"
+        assert "takes no images" in dlg.capabilities.text() and not ok.isEnabled()
+        dlg.profile.setCurrentText("vlm")
+        assert "Not probed yet" in dlg.capabilities.text() and ok.isEnabled()

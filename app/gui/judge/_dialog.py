@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from judge import MODES
+from judge import MODES, load_profile, video_judge_refusal
 from storage import Project, Video
 
 MODE_TEXT = {
@@ -62,6 +62,10 @@ class JudgeDialog(QDialog):
         self.profile = QComboBox(self)
         self.profile.addItems(profiles)
         form.addRow("Model profile", self.profile)
+        #: what the profile's server was measured to honour, or why it cannot judge videos
+        self.capabilities = QLabel(self)
+        self.capabilities.setWordWrap(True)
+        form.addRow("", self.capabilities)
         self.mode = QComboBox(self)
         for m in MODES:
             self.mode.addItem(MODE_TEXT[m], m)
@@ -95,9 +99,35 @@ class JudgeDialog(QDialog):
         ok = self.buttons.button(QDialogButtonBox.StandardButton.Ok)
         ok.setText("Queue jobs")
         ok.setEnabled(bool(profiles))
+        self.profile.currentTextChanged.connect(self._show_capabilities)
+        self._show_capabilities(self.profile.currentText())
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
         lay.addWidget(self.buttons)
+
+    def _show_capabilities(self, name: str) -> None:
+        """The chosen profile's probe, in a line; a text-only model cannot be queued (the core
+        refuses it too: ``queue_judge``)."""
+        ok = self.buttons.button(QDialogButtonBox.StandardButton.Ok)
+        if not name:
+            self.capabilities.setText("")
+            return
+        profile = load_profile(self.project.profiles, name)
+        refusal = video_judge_refusal(profile)
+        caps = profile.capabilities
+        if refusal:
+            text, colour = refusal, "#c62828"
+        elif caps is None:
+            text = (
+                f"Not probed yet: `workbench judge profile probe {name}` measures what its "
+                "server honours (the client assumes the common defaults until then)."
+            )
+            colour = "#666666"
+        else:
+            text, colour = f"Probed {caps.probed_at}: {caps.summary()}", "#2e7d32"
+        self.capabilities.setText(text)
+        self.capabilities.setStyleSheet(f"color: {colour};")
+        ok.setEnabled(refusal is None)
 
     def video_ids(self) -> list[str]:
         checked = self.scopes.checkedButton()
