@@ -94,11 +94,22 @@ def test_both_llm_participants_in_one_episode(tmp_path: Path, real_url: str) -> 
 
 def _agent_batch(root: Path, url: str, runs: int) -> str:
     with _project(root, url) as project:
-        batch_id, _ = queue_batch(project, parse_manifest({
-            "format": "workbench-batch/1", "name": "real", "scenarios": ["stack-two"],
-            "personas": ["novice"], "runs": runs,
-            "agents": [{"name": "tool-agent", "kind": "llm", "options": {"profile": "smol"}}],
-        }), retry_backoff_s=1.0)  # fmt: skip
+        batch_id, _ = queue_batch(
+            project,
+            parse_manifest(
+                {
+                    "format": "workbench-batch/1",
+                    "name": "real",
+                    "scenarios": ["stack-two"],
+                    "personas": ["novice"],
+                    "runs": runs,
+                    "agents": [
+                        {"name": "tool-agent", "kind": "llm", "options": {"profile": "smol"}}
+                    ],
+                }
+            ),
+            retry_backoff_s=6.0,  # outlasts a restart: 3 s down, then the model loads
+        )
     return batch_id
 
 
@@ -112,9 +123,10 @@ def test_the_tool_agent_acts_or_gives_up_with_a_reason(tmp_path: Path, real_url:
         (ep,) = [e for e in project.episodes.list() if not e.reference]  # the batch's own
         calls = project.episodes.exchanges(ep.id, party="agent")
         assert calls
-        acted = [a for a in project.episodes.actions(ep.id) if a.source.value == "agent"]
+        called = project.episodes.call_totals(ep.id)
         if ep.status is EpisodeStatus.COMPLETED:
-            assert acted, "completed without a single action"
+            # it may submit at once (a weak model often does), but through a tool call
+            assert called.valid + called.repaired >= 1, "completed without a single tool call"
         else:
             assert ep.status in (EpisodeStatus.ABORTED, EpisodeStatus.BUDGET_EXHAUSTED)
             assert ep.end_reason, "ended early without saying why"
