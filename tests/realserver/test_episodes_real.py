@@ -147,7 +147,7 @@ def test_a_batch_survives_the_server_killed_and_restarted(tmp_path: Path) -> Non
                     j.status.value == "running" for j in project.jobs.query(batch=batch_id)
                 ):
                     time.sleep(0.2)
-            time.sleep(2.0)
+            time.sleep(0.5)  # inside its first call: a prompt takes seconds to read
             server.kill()
             outage.set()
             time.sleep(3.0)
