@@ -21,7 +21,8 @@ from pytestqt.qtbot import QtBot
 from app.gui._main_window import MainWindow
 from tests.app.rated import rate_and_judge
 
-SCREEN = (1366, 768)
+# 1366×768 in the test; SCREEN_SIZE=1600x1000 (say) checks and grabs another screen by hand
+SCREEN = tuple(int(n) for n in os.environ.get("SCREEN_SIZE", "1366x768").split("x"))
 SCREEN_RATERS = {
     "alice": ("T3", None, "P2"),
     "bob": ("P4", None, "T2"),
