@@ -298,15 +298,28 @@ class OracleAssistant:
             return None
         key = f"{found[0]}:{found[1]}"
         last = self.m["warned"].get(key)
-        if last is not None and tick - last < REPEAT:
+        if last is not None and tick - last < self._repeat_after(found[0], last):
             return None
         if tick < self.m.get("quiet_until", {}).get(key, -1):
             return None
         self.m["warned"][key] = tick
+        if found[0] == "stalled_progress":
+            nudges = [t for t in self.m.get("stall_nudges", ()) if t > self.m["last_change"]]
+            self.m["stall_nudges"] = [*nudges, tick]
         picks = [q[1] for c in found[2].split(", then ") if (q := _parse_step(_clause(c)))
                  and q[0] == "pick"]  # fmt: skip
         self.m["advised"], self.m["advised_at"] = picks, tick
         return found
+
+    def _repeat_after(self, kind: str, last: int) -> int:
+        """Ticks before a warning is said again. A mistake stands until fixed and is repeated
+        every :data:`REPEAT` ticks; a stall is no mistake (the person may be reading or
+        typing), so its nudge waits :data:`STALL` ticks, then twice as long each time, until
+        something changes in the scene."""
+        if kind != "stalled_progress":
+            return REPEAT
+        said = sum(1 for t in self.m.get("stall_nudges", ()) if t > self.m["last_change"])
+        return int(STALL * 2 ** max(0, said - 1))
 
     def state(self) -> dict[str, Any]:
         return {**self.m, "log": [list(x) for x in self.m["log"]]}

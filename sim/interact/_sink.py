@@ -112,6 +112,11 @@ class InteractionSink:
             assert self.db.project is not None  # not deferred: it writes as it goes
             self._flush(self.db.project)
 
+    def flush(self) -> None:
+        """Write what waits now (a live run that pauses: its watcher reads every tick)."""
+        if not self.db.defer and self.db.project is not None:
+            self._flush(self.db.project)
+
     def _rows(self) -> tuple[list[TurnRecord], list[ExchangeRecord]]:
         """The turns and exchanges not written yet."""
         t, x = self.agent.tables.turns, self.agent.tables.exchanges

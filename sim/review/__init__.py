@@ -9,13 +9,14 @@ from sim.review._bundle import FORMAT as BUNDLE_FORMAT
 from sim.review._bundle import BundleFormatError, import_bundle, read_bundle
 from sim.review._bundle_export import export_bundle
 from sim.review._camera import FreeCamera
-from sim.review._fork import first_divergence, fork_build
+from sim.review._fork import first_divergence, fork_build, fork_world
 from sim.review._live import Build, LiveRun
+from sim.review._live_frames import LiveFrames
 from sim.review._rerun import INSTALL_HINT as RERUN_INSTALL_HINT
 from sim.review._rerun import RerunExport, RerunMissingError, export_rerun
 from sim.review._timeline import TRACKS, EpisodeTimeline, Item, diverges_at, load_timeline
 from sim.review._videos import VideoFrames
-from sim.review._worlds import Frame, FrameThread, LiveFrames, WorldCursor
+from sim.review._worlds import Frame, FrameThread, WorldCursor
 
 __all__ = [
     "BUNDLE_FORMAT",
@@ -43,6 +44,7 @@ __all__ = [
     "export_rerun",
     "first_divergence",
     "fork_build",
+    "fork_world",
     "import_bundle",
     "load_timeline",
     "mismatches",

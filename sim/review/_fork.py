@@ -10,11 +10,18 @@ exports like any other.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from sim.assistants import Timing
-from sim.episode import EpisodeRunner, episode_arm, open_scenario, refuse_perturbed
+from sim.episode import (
+    EpisodeRunner,
+    episode_arm,
+    episode_world,
+    open_scenario,
+    refuse_perturbed,
+)
 from sim.interact import SeatUser, build_interactive
 from sim.review._live import Build
 from sim.users import parse_persona
@@ -55,6 +62,22 @@ def fork_build(project: Project, episode_id: str, tick: int) -> Build:
         return ie.runner, ie
 
     return build
+
+
+def fork_world(project: Project, episode_id: str) -> Callable[[], Any] | None:
+    """What makes a world for a fork's MuJoCo view (its parent's scene and arm), called on the
+    frame thread; None for a symbolic episode, which has nothing to render."""
+    ep = project.episodes.get(episode_id)
+    if ep.mode.value != "physics":
+        return None
+    bound = open_scenario(str(ep.config.get("source", ep.scenario)))
+    root = Path(project.root)
+
+    def make() -> Any:
+        with Project.open(root) as p:  # this thread's own connection
+            return episode_world(p, ep, bound)
+
+    return make
 
 
 def first_divergence(a: Sequence[str], b: Sequence[str]) -> int | None:

@@ -63,6 +63,7 @@ class LiveRun(Worker):
         self._want: tuple[str, str] | None = None  # (who, why) waiting for the arm to be idle
         self._control: list[tuple[str, Any]] = []  # take / back, not yet applied
         self._command: Command | None = None  # the person's command in force
+        self._flush_due = False
         self._start()
 
     # ---- control (any thread) ---------------------------------------------------------------
@@ -75,6 +76,7 @@ class LiveRun(Worker):
     def pause(self) -> None:
         with self._cv:
             self._playing, self._steps = False, 0
+            self._flush_due = True  # the trace is written up to the tick it paused at
             self._cv.notify()
 
     def step(self, n: int = 1) -> None:
@@ -166,6 +168,8 @@ class LiveRun(Worker):
             try:
                 self.runner, self.extra = self.build(project)
                 self.runner.start()
+                if self.on_tick is not None:  # tick 0: the world before anything happens
+                    self.on_tick(self.runner)
                 self._started()
                 self._loop(project)
             finally:  # with the project still open: the trace is written whole
@@ -186,7 +190,7 @@ class LiveRun(Worker):
 
         def pending() -> bool:  # a change to apply, or a tick to take
             ticking = bool(self._playing or self._steps) and runner.state is not RunState.FINISHED
-            return self._push is not None or bool(self._control) or ticking
+            return self._push is not None or bool(self._control) or ticking or self._flush_due
 
         while True:
             with self._cv:
@@ -194,12 +198,20 @@ class LiveRun(Worker):
                     return
                 change, self._push = self._push, None
                 control, self._control = self._control, []
+                flush, self._flush_due = self._flush_due, False
                 cmd = self._command
-                if change is None and not control:
+                ticking = (
+                    bool(self._playing or self._steps > 0) and runner.state is not RunState.FINISHED
+                )
+                if change is None and not control and ticking:
                     playing = self._playing
                     if not playing:
                         self._steps -= 1
                     speed = self.speed
+            if flush:
+                _flush(runner)
+            if change is None and not control and not ticking:
+                continue
             if change is not None or control:  # applied between ticks, paused or not
                 if change is not None and runner.state is not RunState.FINISHED:
                     self._apply_push(project, change[0])
@@ -220,6 +232,10 @@ class LiveRun(Worker):
                 self.on_tick(runner)
             if not playing:
                 anchor = None
+                with self._cv:
+                    resting = not self._playing and self._steps <= 0
+                if resting:  # paused: the trace is written up to this tick, not a batch behind
+                    _flush(runner)
                 continue
             now = time.monotonic()
             self._walls.append((now, runner.tick))
@@ -310,3 +326,11 @@ class LiveRun(Worker):
             spans = [{"start": s.start, "end": s.end, "who": s.who, "why": s.why}
                      for s in self.takeovers]  # fmt: skip
             project.episodes.mark_taken_over(eid, spans)
+
+
+def _flush(runner: EpisodeRunner) -> None:
+    """Write every sink's waiting rows (ticks first: the trace's turns refer to them)."""
+    for sink in runner.sinks:
+        flush = getattr(sink, "flush", None)
+        if callable(flush):
+            flush()
