@@ -46,24 +46,42 @@ export = click.Group(
 )
 
 
+def _size(_ctx: click.Context, _param: click.Parameter, value: str) -> tuple[int, int]:
+    try:
+        w, h = (int(v) for v in value.lower().split("x"))
+    except ValueError:
+        raise click.BadParameter(f"{value!r}: expected WIDTHxHEIGHT, e.g. 320x240") from None
+    return w, h
+
+
 @export.command("demos")
 @click.option("--format", "fmt", type=click.Choice(["lerobot", "robomimic"]), required=True,
-              help="lerobot: a LeRobotDataset v3 folder; robomimic: one HDF5 file.")  # fmt: skip
+              help="lerobot: a LeRobotDataset v3 folder (parquet, and an MP4 per camera); "
+                   "robomimic: one HDF5 file.")  # fmt: skip
 @project_option()
 @click.option("--out", required=True, type=click.Path(path_type=Path),
               help="Folder (lerobot) or file (robomimic) to write; must not exist.")  # fmt: skip
 @click.option("--scenario", help="Only this scenario's demonstrations.")
+@click.option("--camera", "cameras", multiple=True,
+              help="lerobot: a camera to render from the recorded states into an MP4 "
+                   "(repeat it; default: front and wrist).")  # fmt: skip
+@click.option("--size", default="320x240", show_default=True, callback=_size,
+              help="lerobot: the videos' WIDTHxHEIGHT (even numbers).")  # fmt: skip
 @click.argument("ids", nargs=-1)
 def demos(
-    fmt: str, project_dir: Path, out: Path, scenario: str | None, ids: tuple[str, ...]
-) -> None:
+    fmt: str, project_dir: Path, out: Path, scenario: str | None, cameras: tuple[str, ...],
+    size: tuple[int, int], ids: tuple[str, ...],
+) -> None:  # fmt: skip
     """Export the project's demonstrations (all, one scenario's, or the episode IDS given)."""
-    from sim.teleop import export_demonstrations
+    from sim.teleop import DEMO_CAMERAS, export_demonstrations
     from storage import Project
 
     with Project.open(project_dir) as project:
-        path, count = export_demonstrations(project, fmt, out, scenario=scenario, ids=ids)
-    click.echo(f"exported {count} demonstration(s) as {fmt} to {path}")
+        done = export_demonstrations(project, fmt, out, scenario=scenario, ids=ids,
+                                     cameras=cameras or DEMO_CAMERAS, size=size)  # fmt: skip
+    click.echo(done.describe())
+    for video in done.videos:
+        click.echo(f"  {video}")
 
 
 @click.group("demos")

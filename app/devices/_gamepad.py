@@ -8,11 +8,14 @@ video, so it works headless and needs no window focus; background events are all
 same reason). Without PySDL2 (the ``devices`` extra), or when SDL cannot start, no gamepad is
 listed and nothing fails: a missing device is simply not offered.
 
-The map (SDL GameController names; SDL normalises every pad it has a mapping for to them):
+The map (SDL GameController names; SDL normalises every pad it has a mapping for to them), in
+the screen frame (``sim.teleop.SCREEN``: as seen in the picture, the keys' frame too; the
+session turns it into world axes through the camera being looked at):
 
 =====================  =========================================================
-left stick x / y       end-effector x / y (stick up = +y)
-right stick y          z (stick up = up)
+left stick x / y       right / forward (stick right = right in the picture, stick
+                       up = away from the camera, along the table)
+right stick y          up (stick up = up)
 right stick x          yaw (stick right = clockwise seen from above, -z rotation)
 A (south button)       toggles the gripper on the press edge: closes, then opens
 right bumper (held)    precision: speed :data:`PRECISION_SPEED`
@@ -40,7 +43,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from annotation import UserError
-from sim.teleop import Command
+from sim.teleop import SCREEN, Command
 
 DEADZONE = 0.15  # of an axis' travel: a resting stick reads up to ~0.1 on worn pads
 PRECISION_SPEED = 0.2  # speed scale with the precision button held
@@ -48,6 +51,7 @@ AXIS_FULL = 32767.0  # SDL axis range is -32768 … 32767
 MAX_LINEAR = 0.25  # m/s at full deflection (the teleop core's default maximum)
 MAX_ANGULAR = 1.5  # rad/s
 _EVENTS_PER_READ = 64
+NEUTRAL = Command(frame=SCREEN)  # what a pad at rest, unplugged or closed gives: the arm holds
 
 # raw joystick layout: axes (lx, ly, rx, ry) and buttons (grip, clutch, precision)
 _RAW_AXES = (0, 1, 2, 3)
@@ -216,20 +220,20 @@ class Gamepad:
         return bool(s.SDL_JoystickGetAttached(self._handle))
 
     def poll(self) -> Command:
-        """The command the pad gives now. An unplugged or closed pad gives the neutral
-        command (the arm holds where it is)."""
+        """The command the pad gives now, in the screen frame. An unplugged or closed pad gives
+        :data:`NEUTRAL` (the arm holds where it is)."""
         if self._handle is None:
-            return Command()
+            return NEUTRAL
         self._sdl.read_events()
         presses = self._sdl.take(self.info.instance_id)
         if not self.attached:
-            return Command()
+            return NEUTRAL
         if self.info.mapped:
             lx, ly, rx, ry, clutch_held, precise, grip_key = self._mapped()
         else:
             lx, ly, rx, ry, clutch_held, precise, grip_key = self._raw()
-        if clutch_held:
-            return Command(clutch=False)  # a grip press now is dropped, not kept for later
+        if clutch_held:  # a grip press now is dropped, not kept for later
+            return Command(clutch=False, frame=SCREEN)
         grip: float | None = None
         if presses.count(grip_key) % 2:  # two taps within one poll cancel out
             self.closed = not self.closed
@@ -240,6 +244,7 @@ class Gamepad:
             angular=(0.0, 0.0, -rx * ang),
             grip=grip,
             speed=PRECISION_SPEED if precise else 1.0,
+            frame=SCREEN,
         )
 
     def _mapped(self) -> tuple[float, float, float, float, bool, bool, int]:

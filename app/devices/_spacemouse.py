@@ -19,12 +19,13 @@ report 1, 13 bytes  all six axes at once (the newer wireless / Enterprise models
 report 3            the buttons, a little-endian bitmask
 ==================  ============================================================
 
-The map, in the same world directions the gamepad gives (:mod:`._gamepad`):
+The map, in the screen frame the gamepad and the keys give too (``sim.teleop.SCREEN``: as seen
+in the picture; the session turns it into world axes through the camera being looked at):
 
 =====================  =========================================================
-push the cap right     +x
-push it away from you  +y
-lift it                +z
+push the cap right     right in the picture
+push it away from you  forward: away from the camera, along the table
+lift it                up
 twist it               yaw, counter-clockwise seen from above = +z rotation
 left button            toggles the gripper on the press edge: closes, then opens
 right button (held)    precision: speed :data:`PRECISION_SPEED`
@@ -46,8 +47,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from annotation import UserError
-from app.devices._gamepad import DEADZONE, MAX_ANGULAR, MAX_LINEAR, PRECISION_SPEED
-from sim.teleop import Command
+from app.devices._gamepad import DEADZONE, MAX_ANGULAR, MAX_LINEAR, NEUTRAL, PRECISION_SPEED
+from sim.teleop import SCREEN, Command
 
 LOGITECH, CONNEXION = 0x046D, 0x256F  # 3Dconnexion's vendor ids: the Logitech era, then its own
 FULL_SCALE = 350.0  # counts at full deflection: what every model in the tables below reports
@@ -247,11 +248,11 @@ class SpaceMouse:
         return self._handle is not None and self._attached
 
     def poll(self) -> Command:
-        """The command the device gives now. An unplugged or closed device gives the neutral
-        command (the arm holds where it is)."""
+        """The command the device gives now, in the screen frame. An unplugged or closed device
+        gives :data:`~app.devices._gamepad.NEUTRAL` (the arm holds where it is)."""
         handle = self._handle
         if handle is None or not self._attached:
-            return Command()
+            return NEUTRAL
         presses = 0
         try:
             for _ in range(READS_PER_POLL):
@@ -262,7 +263,7 @@ class SpaceMouse:
         except OSError:  # unplugged: hidapi's read fails from then on
             self._attached = False
             self.close()
-            return Command()
+            return NEUTRAL
         grip: float | None = None
         if presses % 2:  # two taps within one poll cancel out, as on the gamepad
             self.closed = not self.closed
@@ -275,6 +276,7 @@ class SpaceMouse:
             angular=(0.0, 0.0, -rz * ang),  # HID's rz turns clockwise seen from above
             grip=grip,
             speed=PRECISION_SPEED if self.buttons >> self.info.model.buttons[1] & 1 else 1.0,
+            frame=SCREEN,
         )
 
     def _take(self, report: bytes) -> int:

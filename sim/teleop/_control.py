@@ -46,20 +46,28 @@ FOLLOW_POS = 2e-3  # m: IK error above which the arm is "held" and the target pu
 FOLLOW_ROT = 2e-2  # rad
 AT_LIMIT = 1e-3  # rad or m from a joint's range end: that joint is what held the arm
 FLOOR_CLEARANCE = 0.002  # m kept between the fingertips (pointing down) and the surface
+WORLD = "world"  # a Command's frame: world axes (what the controller tracks, what is recorded)
+SCREEN = "screen"  # (right, forward, up) as seen through a camera: what hand devices give
 
 
 @dataclass(frozen=True)
 class Command:
-    """One control step's input. ``linear`` m/s and ``angular`` rad/s in the world frame, at
-    ``speed`` 1 (scaled by it, then clipped to the teleop's maxima); ``grip`` 0 open … 1
-    closed, or None to keep it; with ``clutch`` released everything is ignored and the arm
-    holds where it is."""
+    """One control step's input. ``linear`` m/s and ``angular`` rad/s at ``speed`` 1 (scaled by
+    it, then clipped to the teleop's maxima); ``grip`` 0 open … 1 closed, or None to keep it;
+    with ``clutch`` released everything is ignored and the arm holds where it is.
+
+    ``frame`` says what the axes are: :data:`WORLD` (x, y, z of the scene: what
+    :class:`Teleop` tracks and a demonstration records) or :data:`SCREEN` (right, forward, up
+    as seen through the camera being looked at: what the keys, a gamepad and a SpaceMouse
+    give). ``sim.teleop.to_world`` turns the one into the other; :class:`Teleop` refuses a
+    screen command, so none is ever applied along the wrong axes."""
 
     linear: tuple[float, float, float] = (0.0, 0.0, 0.0)
     angular: tuple[float, float, float] = (0.0, 0.0, 0.0)
     grip: float | None = None
     speed: float = 1.0
     clutch: bool = True
+    frame: str = WORLD
 
     @staticmethod
     def from_action(action: Vec) -> Command:
@@ -177,6 +185,11 @@ class Teleop:
 
     def action_for(self, cmd: Command) -> Vec:
         """The action ``cmd`` amounts to now (speed applied, clipped, clutch honoured)."""
+        if cmd.frame != WORLD:
+            raise ValueError(
+                f"a {cmd.frame!r}-frame command: turn it into a world one first "
+                "(sim.teleop.to_world with the axes of the camera it was given through)"
+            )
         out = np.zeros(len(ACTION_NAMES))
         if cmd.clutch:
             s = max(0.0, float(cmd.speed))

@@ -11,6 +11,12 @@ Layout (as LeRobot's own writer makes it, one chunk and one file each, episodes 
     data/chunk-000/file-000.parquet                one row per frame
     videos/observation.images.<cam>/chunk-000/file-000.mp4
 
+Each camera is one H.264 (libx264, yuv420p) MP4 holding every episode back to back; the
+episodes table says where each one starts and ends in it (``videos/<key>/from_timestamp`` and
+``to_timestamp``, with its chunk and file index), which is how LeRobot finds an episode's
+frames. The frames come from a :class:`~sim.teleop._demo_video.VideoSource`: those the
+demonstrations carry, or (the project export) rendered from their recorded MuJoCo states.
+
 What LeRobot has no column for (the demonstration's name, scenario, arm, success and the MJCF
 that lets any camera be re-rendered) goes to ``meta/workbench.json``, which LeRobot ignores.
 """
@@ -27,6 +33,7 @@ from numpy.typing import NDArray
 
 from sim.teleop._demo import ACTION_NAMES, Demonstration
 from sim.teleop._demo_io import DemoFileError, check_set, resample_index, staged_output
+from sim.teleop._demo_video import RecordedVideos, VideoSource
 
 CODEBASE_VERSION = "v3.0"
 DATA_PATH = "data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet"
@@ -42,24 +49,31 @@ def image_key(camera: str) -> str:
 
 
 def export_lerobot(
-    demos: Sequence[Demonstration], out_dir: Path, *, fps: int | None = None
+    demos: Sequence[Demonstration],
+    out_dir: Path,
+    *,
+    fps: int | None = None,
+    videos: VideoSource | None = None,
 ) -> Path:
     """Write ``demos`` as a LeRobotDataset v3.0 at ``out_dir`` (absent or empty); returns it.
 
     ``fps`` is the dataset's frame rate; None takes the demonstrations' own rate (they must
     agree). Each demonstration is put on the ``frame_index / fps`` grid LeRobot expects.
+    ``videos`` gives each camera's frames (None: the frames the demonstrations carry); every
+    camera it has becomes an MP4 and a ``video`` feature, and ``video_path`` is set.
     """
     out_dir = Path(out_dir)
     check_set(demos, str(out_dir))
     rate = _dataset_fps(demos, fps, out_dir)
+    source = RecordedVideos(demos) if videos is None else videos
     picks = [resample_index(d.timestamps, rate) for d in demos]
     tasks = list(dict.fromkeys(d.task for d in demos))
     columns = _frame_columns(demos, picks, tasks, rate)
-    features = _features(demos[0], rate)
+    features = _features(demos[0], rate, source)
     with staged_output(out_dir) as root:
         _write_data(root, columns, features)
-        video_rows = _write_videos(root, demos, picks, rate)
-        stats, per_episode = _stats(columns, demos, picks, [len(p) for p in picks])
+        video_rows, hists = _write_videos(root, demos, source, picks, rate)
+        stats, per_episode = _stats(columns, hists, [len(p) for p in picks])
         _write_episodes(root, demos, picks, video_rows, per_episode)
         _write_tasks(root, tasks)
         total = int(sum(len(p) for p in picks))
@@ -123,7 +137,7 @@ def _frame_columns(
     return {key: np.concatenate(arrs) for key, arrs in parts.items()}
 
 
-def _features(demo: Demonstration, fps: int) -> dict[str, dict[str, Any]]:
+def _features(demo: Demonstration, fps: int, videos: VideoSource) -> dict[str, dict[str, Any]]:
     joints = list(demo.joint_names)
     feats: dict[str, dict[str, Any]] = {
         "observation.state": _vec("float32", [*joints, "gripper"]),
@@ -137,8 +151,8 @@ def _features(demo: Demonstration, fps: int) -> dict[str, dict[str, Any]]:
         feats["observation.sim_state"] = {
             "dtype": "float64", "shape": [int(demo.states.shape[1])], "names": None,
         }  # fmt: skip
-    for cam, frames in sorted(demo.frames.items()):
-        h, w = int(frames.shape[1]), int(frames.shape[2])
+    for cam in videos.cameras:
+        h, w = videos.shape(cam)
         feats[image_key(cam)] = {
             "dtype": "video",
             "shape": [h, w, 3],
@@ -204,15 +218,18 @@ def _write_data(
 
 
 def _write_videos(
-    root: Path, demos: Sequence[Demonstration], picks: Sequence[NDArray[np.int64]], fps: int
-) -> dict[str, list[tuple[float, float]]]:
-    """Encode each camera's episodes back to back; returns per camera each episode's (from, to)
-    timestamps in the file, which is how LeRobot finds an episode inside a shared video."""
+    root: Path, demos: Sequence[Demonstration], videos: VideoSource,
+    picks: Sequence[NDArray[np.int64]], fps: int,
+) -> tuple[dict[str, list[tuple[float, float]]], dict[str, list[NDArray[np.int64]]]]:  # fmt: skip
+    """Encode each camera's episodes back to back, frame by frame as the source makes them.
+    Returns per camera each episode's (from, to) timestamps in the file (how LeRobot finds an
+    episode inside a shared video) and each episode's colour histogram (for the stats)."""
     from sim.synthetic import Mp4Writer
 
     spans: dict[str, list[tuple[float, float]]] = {}
-    for cam in sorted(demos[0].frames):
-        h, w = demos[0].frames[cam].shape[1:3]
+    hists: dict[str, list[NDArray[np.int64]]] = {}
+    for cam in videos.cameras:
+        h, w = videos.shape(cam)
         if h % 2 or w % 2:
             raise DemoFileError(
                 f"{demos[0].name}: frames[{cam}] are {w}×{h}; H.264 yuv420p needs even sizes"
@@ -220,14 +237,22 @@ def _write_videos(
         key = image_key(cam)
         path = root / VIDEO_PATH.format(video_key=key, chunk_index=0, file_index=0)
         rows: list[tuple[float, float]] = []
+        cam_hists: list[NDArray[np.int64]] = []
         with Mp4Writer(path, fps) as writer:
-            for demo, idx in zip(demos, picks, strict=True):
+            for ep, idx in enumerate(picks):
                 first = writer.count
-                for i in idx:
-                    writer.write(demo.frames[cam][int(i)])
+                hist = np.zeros((3, 256), dtype=np.int64)
+                for frame in videos.frames(ep, cam, idx):
+                    writer.write(frame)
+                    hist += _histogram(frame)
+                made = writer.count - first
+                if made != len(idx):
+                    raise DemoFileError(f"{demos[ep].name}: {made} {cam} frames, {len(idx)} steps")
                 rows.append((first / fps, writer.count / fps))
+                cam_hists.append(hist)
         spans[key] = rows
-    return spans
+        hists[key] = cam_hists
+    return spans, hists
 
 
 def _feature_stats(arr: NDArray[Any]) -> dict[str, Any]:
@@ -262,25 +287,23 @@ def _image_stats(hist: NDArray[np.int64], frames: int) -> dict[str, Any]:
 
 
 def _stats(
-    columns: dict[str, NDArray[Any]], demos: Sequence[Demonstration],
-    picks: Sequence[NDArray[np.int64]], lengths: list[int],
+    columns: dict[str, NDArray[Any]], hists: dict[str, list[NDArray[np.int64]]],
+    lengths: list[int],
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:  # fmt: skip
-    """The dataset's stats and each episode's (LeRobot keeps both)."""
+    """The dataset's stats and each episode's (LeRobot keeps both); cameras from the
+    per-episode histograms the encoder kept (they add up to the whole)."""
     numeric = {k: v for k, v in columns.items() if v.dtype != bool}
     whole: dict[str, Any] = {k: _feature_stats(v) for k, v in numeric.items()}
     per: list[dict[str, Any]] = []
-    hists = {cam: np.zeros((3, 256), dtype=np.int64) for cam in demos[0].frames}
     start = 0
-    for demo, idx, n in zip(demos, picks, lengths, strict=True):
-        ep = {k: _feature_stats(v[start : start + n]) for k, v in numeric.items()}
-        for cam, frames in demo.frames.items():
-            hist = _histogram(frames[idx])
-            hists[cam] += hist
-            ep[image_key(cam)] = _image_stats(hist, n)
-        per.append(ep)
+    for ep, n in enumerate(lengths):
+        stats = {k: _feature_stats(v[start : start + n]) for k, v in numeric.items()}
+        for key, eps in hists.items():
+            stats[key] = _image_stats(eps[ep], n)
+        per.append(stats)
         start += n
-    for cam, hist in hists.items():
-        whole[image_key(cam)] = _image_stats(hist, start)
+    for key, eps in hists.items():
+        whole[key] = _image_stats(np.sum(eps, axis=0), start)
     return whole, per
 
 

@@ -3,7 +3,8 @@ virtual joysticks stand in for a pad. Needs no X server: SDL runs without its vi
 
 The scripted operator of tests/sim/teleop/operator.py decides what to do; a translator turns
 each of its commands into virtual stick and button positions, the :class:`Gamepad` reads them
-back through SDL, and only what the gamepad produced drives the arm."""
+back through SDL (screen axes: stick right is right, stick up is forward), and only what the
+gamepad produced drives the arm, seen through a view whose axes are the world's."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import pytest
 from app.devices import _gamepad
 from app.devices._gamepad import (
     DEADZONE,
+    NEUTRAL,
     PRECISION_SPEED,
     Gamepad,
     GamepadError,
@@ -27,7 +29,7 @@ from app.devices._gamepad import (
 from sim.contracts import evaluate
 from sim.episode import make_world, open_scenario
 from sim.mujoco import PhysicsWorld
-from sim.teleop import Command, StepReport, Teleop
+from sim.teleop import ALIGNED, SCREEN, Command, StepReport, Teleop, to_world
 from tests.sim.teleop.operator import SLOW, Operator, pick_and_place
 
 with warnings.catch_warnings():
@@ -136,8 +138,9 @@ def test_a_stick_drives_the_arm_to_stack_the_red_brick_on_the_blue(  # type: ign
         assert got.linear == pytest.approx(cmd.linear, abs=1e-9)
         assert got.angular == pytest.approx(cmd.angular, abs=1e-9)
         assert got.speed == (PRECISION_SPEED if cmd.speed == SLOW else 1.0)
-        assert got.clutch
-        return t.apply(got)
+        assert got.clutch and got.frame == SCREEN
+        # the pad gives screen axes; seen from -y looking along +y they are the world's own
+        return t.apply(to_world(got, ALIGNED))
 
     assert not evaluate(bound.contract, t.world.graph, []).satisfied
     pick_and_place(Operator(t, through_the_pad), "brick_red", "brick_blue")
@@ -154,7 +157,7 @@ def test_the_deadzone_and_the_rescaled_stick(virtual: list[int]) -> None:
     hands = Pad(pad)
     hands.axis(sdl2.SDL_CONTROLLER_AXIS_LEFTX, DEADZONE * 0.9)  # a stick resting off-centre
     hands.axis(sdl2.SDL_CONTROLLER_AXIS_RIGHTX, -DEADZONE * 0.9)
-    assert pad.poll() == Command()
+    assert pad.poll() == NEUTRAL
     # past the deadzone the output rises from 0, reaching the maximum only at full deflection
     edge = DEADZONE + (1 - DEADZONE) * 0.5
     hands.axis(sdl2.SDL_CONTROLLER_AXIS_LEFTX, edge)
@@ -223,7 +226,7 @@ def test_an_unplugged_pad_commands_nothing(virtual: list[int]) -> None:
     assert pad.poll().linear[0] > 0
     assert sdl2.SDL_JoystickDetachVirtual(index) == 0
     virtual.clear()
-    assert pad.poll() == Command() and not pad.attached
+    assert pad.poll() == NEUTRAL and not pad.attached
     pad.close()
 
 

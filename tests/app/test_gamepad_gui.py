@@ -46,13 +46,14 @@ def test_a_virtual_pad_drives_the_arm_in_the_teleop_workspace(
     qtbot.waitUntil(lambda: st().recording, timeout=TICK_WAIT_MS)
     start = np.array(st().ee)
     # the keyboard does not move the arm while the pad has it
-    keys.keys({Qt.Key.Key_A})
-    hands.axis(sdl2.SDL_CONTROLLER_AXIS_LEFTX, 1.0)  # full right: +x
-    qtbot.waitUntil(lambda: st().ee[0] > start[0] + 0.03, timeout=TICK_WAIT_MS)
+    keys.keys({Qt.Key.Key_A})  # left in the front camera's picture: -y
+    # full right: right in the picture, which from the front camera (at +x) is +y
+    hands.axis(sdl2.SDL_CONTROLLER_AXIS_LEFTX, 1.0)
+    qtbot.waitUntil(lambda: st().ee[1] > start[1] + 0.03, timeout=TICK_WAIT_MS)
     keys.keys(set())
     hands.axis(sdl2.SDL_CONTROLLER_AXIS_LEFTX, 0.0)
     moved = np.array(st().ee) - start
-    assert abs(moved[1]) < 0.01, "the A key moved the arm while the pad had it"
+    assert abs(moved[0]) < 0.01, "the stick pushed right moved the arm toward or from the camera"
     hands.button(sdl2.SDL_CONTROLLER_BUTTON_A, True)  # the press closes the jaws
     qtbot.waitUntil(lambda: st().grip == 1.0, timeout=TICK_WAIT_MS)
     hands.button(sdl2.SDL_CONTROLLER_BUTTON_A, False)
@@ -64,8 +65,8 @@ def test_a_virtual_pad_drives_the_arm_in_the_teleop_workspace(
     with Project.open(tmp_path / "p") as p:
         (summary,) = list_demonstrations(p, "stack-two")
         demo = load_demonstration(p, summary.id)
-    assert demo.actions[:, 0].max() > 0  # the pad's +x is in the actions
-    assert demo.ee_pos[-1, 0] > demo.ee_pos[0, 0] + 0.03
+    assert demo.actions[:, 1].max() > 0  # recorded in world axes: the pad's right was +y
+    assert demo.ee_pos[-1, 1] > demo.ee_pos[0, 1] + 0.03
     assert demo.actions[0, 6] == 0.0 and demo.actions[-1, 6] == 1.0  # the grip command
     assert demo.gripper[-1] < demo.gripper[0]  # and the jaws measured closing
 

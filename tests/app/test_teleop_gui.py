@@ -71,7 +71,9 @@ class KeyOperator:
         QTest.keyClick(self.view, key, self._mods())
 
     def move_to(self, goal: np.ndarray, limit: int = 150) -> None:
-        pairs = ((K.Key_W, K.Key_S), (K.Key_A, K.Key_D), (K.Key_R, K.Key_F))
+        # the keys move as seen through the front camera (at +x, looking back along -x): S
+        # (toward the viewer) is +x, D (right in the picture) is +y, R (up) is +z
+        pairs = ((K.Key_S, K.Key_W), (K.Key_D, K.Key_A), (K.Key_R, K.Key_F))
         for _ in range(limit):
             err = goal - np.array(self.st.ee)
             if float(np.max(np.abs(err))) <= TOL:
@@ -199,13 +201,19 @@ def test_keys_grasp_place_record_rerecord_and_export(
         assert len(list_demonstrations(p, "stack-two")) == 2
 
     # export both formats through the workspace (off the GUI thread), read them back
-    with qtbot.waitSignal(ws.exported, timeout=60_000) as got:
+    with qtbot.waitSignal(ws.exported, timeout=120_000) as got:
         ws.export("lerobot", tmp_path / "ds")
-    ds, count = got.args[0]
+    ds, count = got.args[0].path, got.args[0].demonstrations
     assert count == 2
+    # it says where it wrote, and how much, where a person looks (the status line is rewritten)
+    said = f"exported 2 demonstration(s) as lerobot to {ds}"
+    assert said in ws.export_line.text() and said in w.statusBar().currentMessage()
+    assert "2 camera video(s) (MP4)" in ws.export_line.text()
+    for key in ("front", "wrist"):  # what the label promised: an MP4 per camera
+        assert (ds / f"videos/observation.images.{key}/chunk-000/file-000.mp4").is_file()
     with qtbot.waitSignal(ws.exported, timeout=60_000) as got:
         ws.export("robomimic", tmp_path / "demos.hdf5")
-    h5, _ = got.args[0]
+    h5 = got.args[0].path
     with Project.open(root) as p:
         lengths = [p.episodes.get(e).ticks + 1 for e in op.st.stored]
     assert lengths[0] >= steps and 5 * PER_DECISION <= lengths[1] <= 8 * PER_DECISION
@@ -214,6 +222,7 @@ def test_keys_grasp_place_record_rerecord_and_export(
     info = json.loads((ds / "meta/info.json").read_text())
     fps = round(1 / TELEOP_DELTA)
     assert info["total_episodes"] == 2 and info["total_frames"] == total and info["fps"] == fps
+    assert info["video_path"] is not None
     data = pq.read_table(ds / "data/chunk-000/file-000.parquet").to_pydict()
     assert data["episode_index"] == [0] * lengths[0] + [1] * lengths[1]
     assert data["frame_index"] == [*range(lengths[0]), *range(lengths[1])]
@@ -264,7 +273,7 @@ def test_teleop_keys_are_scoped_to_the_view(qtbot: QtBot, teleop_window: MainWin
     QTest.keyRelease(op.view, K.Key_Control, Qt.KeyboardModifier.ControlModifier)
     op.tick()
     op.tick()
-    assert op.st.clutch and op.st.ee[0] > ee[0] + 0.01  # W still held: engaged, it moves
+    assert op.st.clutch and op.st.ee[0] < ee[0] - 0.01  # W held: engaged, away from the camera
     # focus leaves the view: every key is let go, and W typed elsewhere drives nothing
     ws.scenario.setFocus()
     qtbot.waitUntil(lambda: not ws.view.canvas.hasFocus())

@@ -1,8 +1,13 @@
 """The keyboard as a teleoperation device: held keys become a :class:`~sim.teleop.Command`.
 
-A robosuite-like map (:data:`KEY_HELP`): W/S ±x, A/D ±y, R/F ±z, Q/E yaw, Space toggles the
-gripper, Shift held = precision speed, Ctrl held = clutch released (the arm holds whatever
-else is pressed), Enter = next demonstration, Backspace = re-record, Esc = stop recording.
+A robosuite-like map (:data:`KEY_HELP`), relative to the picture: W/S forward/back (away from
+the camera and toward it, along the table), A/D left/right as seen in the view, R/F up/down,
+Q/E yaw (Q counter-clockwise seen from above), Space toggles the gripper, Shift held =
+precision speed, Ctrl held = clutch released (the arm holds whatever else is pressed), Enter =
+next demonstration, Backspace = re-record, Esc = stop recording. The command is in the screen
+frame (``sim.teleop.SCREEN``: right, forward, up), the one a gamepad's sticks and a SpaceMouse's
+cap give too; the session turns it into world axes through the camera being looked at, so D
+moves the arm right in the picture whichever camera that is.
 
 The keys are read by an event filter on the teleop view only, so they are live only while that
 view has the focus: there they are taken before the window's shortcuts see them (a key press
@@ -19,13 +24,14 @@ from collections.abc import Callable
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QKeyEvent
 
-from sim.teleop import Command
+from sim.teleop import SCREEN, Command
 
 K = Qt.Key
 FAST, SLOW = 1.0, 0.2  # speed scales: a key held, and with Shift (precision)
-#: key -> (component, sign): component 0-2 linear x/y/z, 5 angular z (yaw)
+#: key -> (component, sign) of the screen-frame command: 0 right, 1 forward, 2 up (linear),
+#: 5 about up (yaw)
 MOTION: dict[Qt.Key, tuple[int, float]] = {
-    K.Key_W: (0, 1.0), K.Key_S: (0, -1.0), K.Key_A: (1, 1.0), K.Key_D: (1, -1.0),
+    K.Key_D: (0, 1.0), K.Key_A: (0, -1.0), K.Key_W: (1, 1.0), K.Key_S: (1, -1.0),
     K.Key_R: (2, 1.0), K.Key_F: (2, -1.0), K.Key_Q: (5, 1.0), K.Key_E: (5, -1.0),
 }  # fmt: skip
 DECISIONS: dict[Qt.Key, str] = {
@@ -35,7 +41,8 @@ DECISIONS: dict[Qt.Key, str] = {
 TEACHING = (*MOTION, *DECISIONS, K.Key_Space, K.Key_Shift, K.Key_Control)
 
 KEY_HELP = (
-    "Click the view, then: W/S ±x · A/D ±y · R/F ±z · Q/E yaw · Space gripper open/close · "
+    "Click the view, then, as seen in the picture: W/S forward/back · A/D left/right · "
+    "R/F up/down · Q/E yaw · Space gripper open/close · "
     "hold Shift: precision speed · hold Ctrl: clutch released (the arm holds) · "
     "Enter: next demonstration · Backspace: re-record · Esc: stop recording"
 )
@@ -73,6 +80,7 @@ class KeyboardDevice(QObject):
             grip=self.grip if self.grip_known else None,
             speed=SLOW if self.shift else FAST,
             clutch=not self.ctrl,
+            frame=SCREEN,
         )
 
     def release_all(self) -> None:

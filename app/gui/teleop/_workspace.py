@@ -2,54 +2,41 @@
 
 The control loop runs on its own thread (``sim.teleop.TeleopSession``, paced to the world's
 tick); the MuJoCo view renders the snapshots it publishes on a frame thread of its own
-(``sim.review.LiveFrames``, as the live panel of the episode workspace does), so the GUI thread
-only turns key events into commands and paints. Record starts a demonstration; Next stores it at
-once and starts the next from the reset; Re-record discards the one in progress; Stop stores it
-and ends. Export… writes the project's demonstrations of the scenario as LeRobot or robomimic.
+(``sim.review.LiveFrames``), so the GUI thread only turns key events into commands and paints.
+Snapshots come only when the world moved: where nothing moves, nothing is rendered.
+
+Every device gives screen-frame commands (right, forward, up as seen in the picture); the
+workspace tells the session which camera the view shows (a scene camera, or the free camera
+after a drag), and the session turns them into world axes through it.
+
+Record starts a demonstration; Next stores it at once and starts the next from the reset;
+Re-record discards the one in progress; Stop stores it and ends. Export… (``_export``) writes
+the scenario's demonstrations as LeRobot (parquet + an MP4 per camera) or robomimic, and says
+where it wrote.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
-from PySide6.QtWidgets import (
-    QComboBox,
-    QFileDialog,
-    QHBoxLayout,
-    QInputDialog,
-    QLabel,
-    QPushButton,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from app.gui.common import Bridge
 from app.gui.episode import WorldView
+from app.gui.teleop._export import ExportLine, ask_export, export_job
 from app.gui.teleop._keys import KEY_HELP, KeyboardDevice
 from sim.episode import ARMS, make_world, open_scenario, resolve_arm
 from sim.review import LiveFrames
 from sim.scenario import shipped
-from sim.teleop import (
-    DEMO_FORMATS,
-    Command,
-    SessionStatus,
-    TeleopSession,
-    export_demonstrations,
-    list_demonstrations,
-)
+from sim.teleop import Command, SessionStatus, TeleopSession, list_demonstrations
 from storage import Project
 
 DEFAULT_SCENARIO = "stack-two"
 KEYBOARD = "keyboard"
 PAD_POLL_MS = 50  # twice per control step: a stick's change reaches the next tick
-
-
-def export_job(root: Path, fmt: str, out: Path, scenario: str | None) -> tuple[Path, int]:
-    """On a worker thread, with its own connection (connections stay on their thread)."""
-    with Project.open(root) as project:
-        return export_demonstrations(project, fmt, out, scenario=scenario)
 
 
 class _DeviceBox(QComboBox):
@@ -72,7 +59,7 @@ class TeleopWorkspace(QObject):
     stored = Signal(str)  # a demonstration's episode id, stored
     session_failed = Signal(object)
     session_ready = Signal()
-    exported = Signal(object)  # (path, count)
+    exported = Signal(object)  # an Exported: where, how many demonstrations, frames, videos
     export_failed = Signal(object)
 
     def __init__(self, bridge: Bridge) -> None:
@@ -84,6 +71,7 @@ class TeleopWorkspace(QObject):
         self.status: SessionStatus | None = None  # the newest, on the GUI thread
         self.before = 0  # demonstrations of the scenario stored before this session
         self.active = False
+        self.frames_shown = 0  # frames the view received (none while nothing moves)
         self.scenario = QComboBox()
         self.scenario.addItems(sorted(shipped()))
         self.scenario.setCurrentText(DEFAULT_SCENARIO)
@@ -111,6 +99,12 @@ class TeleopWorkspace(QObject):
         # and multisampling half the rest (bench/teleop)
         self.view.shadows.setChecked(False)
         self.view.smooth.setChecked(False)
+        self.view.frame_arrived.connect(self._frame_shown)
+        # the camera looked through sets the axes of every device's "right", "forward", "up";
+        # connected after the view's own slots, so the view has already taken the change
+        self.view.camera.currentTextChanged.connect(lambda _c: self._view_changed())
+        self.view.canvas.dragged.connect(lambda *_a: self._view_changed())  # the free camera
+        self.view.frames_ready.connect(self._view_changed)
         canvas = self.view.canvas
         canvas.setFocusPolicy(Qt.FocusPolicy.StrongFocus)  # click it to drive with the keys
         canvas.setToolTip(KEY_HELP)
@@ -137,6 +131,8 @@ class TeleopWorkspace(QObject):
         self.rerecord_button.clicked.connect(lambda: self._decide("rerecord"))
         self.stop_button.clicked.connect(lambda: self._decide("stop"))
         self.export_button.clicked.connect(self.export_dialog)
+        # what the last export wrote (the status line is rewritten by every status)
+        self.export_line = ExportLine()
         self.line = QLabel("Open a project to teleoperate.")
         self.line.setToolTip(KEY_HELP)
         self.help = QLabel(KEY_HELP)
@@ -145,8 +141,8 @@ class TeleopWorkspace(QObject):
         self.stored.connect(self._stored)
         self.session_failed.connect(self._failed)
         self.session_ready.connect(self._ready)
-        self.exported.connect(self._exported)
-        self.export_failed.connect(self._export_failed)
+        self.exported.connect(self.export_line.exported)
+        self.export_failed.connect(self.export_line.failed)
 
         self.center = QWidget()
         lay = QVBoxLayout(self.center)
@@ -160,7 +156,7 @@ class TeleopWorkspace(QObject):
         # the recording buttons on a row of their own: one row of both would make the whole
         # window wider than a 1366-pixel laptop screen (the pages share one minimum width)
         buttons = QHBoxLayout()
-        buttons.addStretch(1)
+        buttons.addWidget(self.export_line, 1)
         for button in (self.record_button, self.next_button, self.rerecord_button,
                        self.stop_button, self.export_button):  # fmt: skip
             buttons.addWidget(button)
@@ -224,8 +220,9 @@ class TeleopWorkspace(QObject):
 
         self.view.close_episode()
         self.view.camera.clear()
+        # keep=1: the teleop view only ever follows the running world, never seeks back
         self.frames = LiveFrames(frames_world, view.frame_arrived.emit, view.failed.emit,
-                                 on_ready=view.frames_ready.emit)  # fmt: skip
+                                 on_ready=view.frames_ready.emit, keep=1)  # fmt: skip
         self.view.frames = self.frames
         self.view.status.setText("preparing the world…")
         frames = self.frames
@@ -238,6 +235,7 @@ class TeleopWorkspace(QObject):
             on_ready=self.session_ready.emit,
         )  # fmt: skip
         self.line.setText(f"starting {scenario} on {arm}…")
+        self._view_changed()
         if self.pad is not None:
             self.pad_timer.start()
         self._buttons()
@@ -309,8 +307,23 @@ class TeleopWorkspace(QObject):
         if cmd.grip is not None:
             self._pad_grip = cmd.grip
         # the toggle's edge is kept until the next one, so a poll between ticks cannot drop it
-        self.session.set_command(Command(cmd.linear, cmd.angular, self._pad_grip, cmd.speed,
-                                         cmd.clutch))  # fmt: skip
+        self.session.set_command(dataclasses.replace(cmd, grip=self._pad_grip))
+
+    def _view_changed(self) -> None:
+        """Tell the session which camera the view shows: a scene camera by name, else the free
+        camera (the view's own entry for it is not a scene camera's name)."""
+        session, frames = self.session, self.frames
+        camera = self.view.camera.currentText()
+        if session is None or not camera:
+            return
+        scene = frames.cameras if frames is not None and frames.ready.is_set() else []
+        if camera in scene:
+            session.set_view(camera)
+        else:
+            session.set_view(camera, self.view.free)
+
+    def _frame_shown(self, _frame: object) -> None:
+        self.frames_shown += 1
 
     def _command(self, cmd: Command) -> None:
         if self.session is not None and self.pad is None:  # a gamepad in use has the arm
@@ -330,11 +343,11 @@ class TeleopWorkspace(QObject):
     # ---- export ------------------------------------------------------------------------
     def export(self, fmt: str, out: Path) -> None:
         """Export the project's demonstrations of the scenario off the GUI thread;
-        ``exported((path, count))`` or ``export_failed(error)`` when done."""
+        ``exported(Exported)`` or ``export_failed(error)`` when done (the line says which)."""
         if self.project is None:
             return
         scenario = open_scenario(self.scenario.currentText()).name
-        self.line.setText(f"exporting {scenario} as {fmt} to {out}…")
+        self.export_line.say(f"exporting {scenario} as {fmt} to {out}…")
         self.bridge.submit("teleop.export", export_job, self.project.root, fmt, Path(out),
                            scenario, on_done=self.exported.emit,
                            on_error=self.export_failed.emit, long=True)  # fmt: skip
@@ -342,20 +355,9 @@ class TeleopWorkspace(QObject):
     def export_dialog(self) -> None:
         if self.project is None:
             return
-        names = {"LeRobot dataset (parquet + MP4)": "lerobot", "robomimic HDF5": "robomimic"}
-        assert set(names.values()) == set(DEMO_FORMATS)
-        label, ok = QInputDialog.getItem(self.center, "Export demonstrations", "Format",
-                                         list(names), 0, False)  # fmt: skip
-        if not ok:
-            return
-        fmt = names[label]
-        default = "dataset" if fmt == "lerobot" else "demos.hdf5"
-        path, _ = QFileDialog.getSaveFileName(
-            self.center, "Export to (a new folder for LeRobot, a file for robomimic)",
-            str(self.project.root.parent / default),
-        )  # fmt: skip
-        if path:
-            self.export(fmt, Path(path))
+        asked = ask_export(self.center, self.project.root)
+        if asked is not None:
+            self.export(*asked)
 
     # ---- what it shows -----------------------------------------------------------------
     def _ready(self) -> None:
@@ -394,10 +396,3 @@ class TeleopWorkspace(QObject):
 
     def _failed(self, err: object) -> None:
         self.line.setText(f"teleop: {err}")
-
-    def _exported(self, result: tuple[Path, int]) -> None:
-        path, count = result
-        self.line.setText(f"exported {count} demonstration(s) to {path}")
-
-    def _export_failed(self, err: object) -> None:
-        self.line.setText(f"export failed: {err}")
