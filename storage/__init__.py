@@ -22,6 +22,7 @@ from storage._arm_profiles import (
     tree_digest,
 )
 from storage._batches import Batches
+from storage._blinding import Blinding, BlindModeError
 from storage._caseformat import FORMAT as CASE_FORMAT
 from storage._caseformat import CaseFile, CaseImportError, read_case_file
 from storage._continuity_scans import (
@@ -202,6 +203,8 @@ __all__ = [
     "BatchNotFoundError",
     "BatchRecord",
     "Batches",
+    "BlindModeError",
+    "Blinding",
     "BlindingError",
     "BundleError",
     "BundleOrigin",

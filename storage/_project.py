@@ -20,6 +20,7 @@ from annotation import UserError
 from storage._annotations import Annotations
 from storage._arm_profiles import ArmProfiles
 from storage._batches import Batches
+from storage._blinding import Blinding
 from storage._continuity_scans import ContinuityScans
 from storage._db import connect, migrate, write
 from storage._episode_notes import EpisodeNotes
@@ -55,6 +56,7 @@ class Project:
         self.notes = EpisodeNotes(self)
         self.arms = ArmProfiles(self)
         self.continuity = ContinuityScans(self)
+        self.blinding = Blinding(db)  # blind mode: whether results are the lead's only
 
     # ---- lifecycle ----------------------------------------------------------------------
     @classmethod

@@ -15,6 +15,10 @@ The seek cache is an H.264 proxy of each video (see ``storage.media.FrameStore``
 as in x264, with a bit-rate ceiling of about 50 MB a minute of 480p whatever the CRF. Changing
 it rebuilds caches on the next open. ``WB_FRAME_STORE_QUALITY`` (JPEG quality of the former
 cache, never read) is refused, so nobody relies on it.
+
+``WB_LEAD_PASSPHRASE`` is no setting of this machine: the CLI's results commands take it as the
+lead's passphrase of a project in blind mode (``storage/_blinding.py``, a per-project switch
+kept in the project, not here). The window never reads it: a rater's session must ask.
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Literal
 
 import click
 
+from app.cli._blind_cmds import passphrase_option, require_lead
 from app.cli._options import project_option
 
 if TYPE_CHECKING:
@@ -53,6 +54,7 @@ def _clean(v: object) -> object:
 @click.option(
     "--judge", "judge_name", help="The judge evaluator of --disagreements (default: first)."
 )
+@passphrase_option()
 def agreement(
     project_dir: Path,
     study_id: str | None,
@@ -64,11 +66,14 @@ def agreement(
     paired: tuple[str, str] | None,
     disagreements: bool,
     judge_name: str | None,
+    passphrase: str | None,
 ) -> None:
     """Human–human reliability and judge–human agreement, with 95% case-bootstrap CIs."""
     from annotation import coverage_table, paired_difference
     from storage import Project, agreement_report, evaluator, rated_panel
 
+    what = "the disagreement queue" if disagreements else "the agreement table and leaderboard"
+    require_lead(project_dir, passphrase, what)
     hs: Literal["rated", "max"] = "max" if human_success == "max" else "rated"
     if disagreements:  # no bootstrap: the queue needs only the panel
         with Project.open(project_dir) as project:
@@ -194,11 +199,15 @@ def _write_csv(path: Path, rows: Sequence[Mapping[str, object]], columns: Sequen
 @project_option()
 @click.option("--study", "study_id", help="Only this study's production panel.")
 @click.option("--json", "as_json", is_flag=True)
-def ablation(project_dir: Path, study_id: str | None, as_json: bool) -> None:
+@passphrase_option()
+def ablation(
+    project_dir: Path, study_id: str | None, as_json: bool, passphrase: str | None
+) -> None:
     """Rubric ablation (spec §5.5): re-score recorded gate decisions with a gate removed or all
     gates counted independently; MAE against the holistic ratings."""
     from storage import Project, rubric_ablation
 
+    require_lead(project_dir, passphrase, "the rubric ablation")
     with Project.open(project_dir) as project:
         table = rubric_ablation(project, study_id=study_id)
     rows = [{k: _clean(v) for k, v in r.items()} for r in table.to_rows()]

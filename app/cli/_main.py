@@ -16,6 +16,7 @@ import click
 import app.cli._agreement_cmd as _agreement_cmd
 import app.cli._arm_cmds as _arm_cmds
 import app.cli._batch_cmds as _batch_cmds
+import app.cli._blind_cmds as _blind_cmds
 import app.cli._continuity_cmds as _continuity_cmds
 import app.cli._corrupt_cmds as _corrupt_cmds
 import app.cli._episode_cmds as _episode_cmds
@@ -102,6 +103,7 @@ for command in (
     *_episode_cmds.COMMANDS,
     *_batch_cmds.COMMANDS,
     *_continuity_cmds.COMMANDS,
+    *_blind_cmds.COMMANDS,
     *_corrupt_cmds.COMMANDS,
     *_self_test_cmd.COMMANDS,
     *_teleop_cmds.COMMANDS,  # after the project commands: its `export` group replaces theirs

@@ -98,6 +98,9 @@ SWEEP: dict[str, list[str]] = {
     "batch attribution": ["nope", "--project", "{P}"],
     "batch attribute": ["nope", "user", "why", "--project", "{P}"],
     "metrics": ["nope", "--project", "{P}"],
+    "blind on": ["--project", "{P}", "--passphrase", "short"],
+    "blind off": ["--project", "{P}", "--passphrase", "not the lead's"],
+    "blind status": ["--project", "{P}"],
 }
 # Variants run on top of the table: the same command on a project path that does not exist, and
 # on a folder that is not a project.
