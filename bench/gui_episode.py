@@ -13,9 +13,17 @@ episode of the kitchen scene (cheeseburger, rule-based user, oracle assistant) a
   (goal p95 ≤ 16 ms), beside the same timeline with one item per track in the same process;
 - **live**: a live physics episode at 1× real time with the timeline following it: event-loop
   stalls (a 5 ms heartbeat's lateness; goal p99 ≤ 50 ms) and the real-time factor reached
-  (goal ≥ 1.0 at Δ = 0.1 s).
+  (goal ≥ 1.0 at Δ = 0.1 s);
+- **fork seek**: the episode forked at its middle and paused; clicks on the timeline at random
+  ticks before and after the fork tick, to the MuJoCo frame *of that tick* painted (goal p95
+  ≤ 100 ms, as for a recorded episode);
+- **idle CPU**: each workspace shown with nothing moving, CPU seconds per wall second of this
+  process over a few seconds (goal ≤ 5 % of a core);
+- **session memory** (``--minutes M``, default 15; 2 with ``--quick``): scripted use — seeks,
+  live runs, forks, compares, workspace switches — in a loop; resident memory after the first
+  minute and at the end (goal: growth ≤ 100 MB).
 
-    python bench/gui_episode.py [--quick]
+    python bench/gui_episode.py [--quick] [--minutes M]
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/_gui_session.py
 
 
 def stats(v: list[float]) -> dict[str, Any]:
@@ -47,7 +56,9 @@ def stats(v: list[float]) -> dict[str, Any]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="fewer seeks, shorter live run")
+    ap.add_argument("--minutes", type=float, default=None, help="scripted session's length")
     args = ap.parse_args()
+    minutes = args.minutes if args.minutes is not None else (2.0 if args.quick else 15.0)
     from PySide6.QtCore import QPoint, QPointF, Qt, QTimer
     from PySide6.QtTest import QTest
     from PySide6.QtWidgets import QApplication
@@ -169,7 +180,12 @@ def main() -> None:
     timer.stop()
     rtf = panel.live.rtf
     live_ticks = panel.live.tick
-    panel.stop()
+    panel.stop(quiet=True)
+    from _gui_session import fork_seeks, idle_cpu, session_memory
+
+    fork = fork_seeks(app, w, eid, pump_until, rng, 10 if args.quick else 40)
+    idle = idle_cpu(app, w, 2.0 if args.quick else 5.0)
+    memory = session_memory(app, w, eid, pump_until, rng, minutes)
     w.close()
     print(json.dumps({
         "bench": "gui_episode",
@@ -185,8 +201,12 @@ def main() -> None:
             float(np.percentile(paint, 50) / np.percentile(empty, 50)), 2),
         "live": {"seconds": 4.0 if args.quick else 10.0, "ticks": live_ticks,
                  "rtf": None if rtf is None else round(rtf, 3), "stalls": stats(stalls)},
+        "fork_seek_with_mujoco_frame": stats(fork),
+        "idle_cpu_share": idle,
+        "session": memory,
         "goals": {"seek_p95_ms": 100, "timeline_p95_ms": 16, "live_stall_p99_ms": 50,
-                  "live_rtf": 1.0},
+                  "live_rtf": 1.0, "fork_seek_p95_ms": 100, "idle_cpu_share": 0.05,
+                  "session_growth_mb": 100},
     }, indent=2))  # fmt: skip
 
 

@@ -44,6 +44,8 @@ from app.gui.common import (
     LayoutError,
     Layouts,
     LocalWorkers,
+    ProjectWatch,
+    Roles,
     ShortcutEditor,
     ShortcutOverlay,
     VerticalScroll,
@@ -136,12 +138,23 @@ class MainWindow(QMainWindow):
         self.docks["Episodes"].hide()
         self.state.project_changed.connect(lambda: self.episode.set_project(self.state.project))
         self.state.project_changed.connect(lambda: self.teleop.set_project(self.state.project))
+        # the lists follow the project: what a worker, the CLI or a live run commits shows up
+        self.watch = ProjectWatch(self)
+        # first (priority): the baseline is read before the views read, so nothing slips between
+        self.state.project_changed.connect(
+            lambda: self.watch.set_project(self.state.project), priority=1
+        )
+        self.watch.changed.connect(self._landed)
+        self.jobs_panel.follow(self.watch)
+        self.episode.live.updated.connect(lambda *_: self.watch.check_now(force=False))
         self.docks["Jobs"].hide()  # shown when jobs are queued or on request
         self._annotate_sizes()
 
         self.layouts = Layouts(settings.config_dir / "layouts.json")
         self.workspace = "annotate"
         self.actions_by_id: dict[str, QAction] = {}
+        # rater or lead: blind mode hides results from raters (app/gui/common/_roles.py)
+        self.roles = Roles(self, blindable=[self.results, self.trace_view])
         self._shortcut_file = settings.config_dir / "shortcuts.json"
         self._build_menus()
         self.apply_shortcuts()
@@ -213,12 +226,38 @@ class MainWindow(QMainWindow):
             "help.edit_shortcuts": self.edit_shortcuts,
             "help.about": lambda: QMessageBox.about(self, "About Rollout Workbench", about_text()),
         }
-        return own | dict(self.annotate.handlers())
+        return own | dict(self.annotate.handlers()) | self._per_workspace() | self.roles.handlers()
+
+    def _per_workspace(self) -> dict[str, Callable[[], object]]:
+        """The Play commands act on the workspace shown: ticks in Episode, frames elsewhere
+        (Annotate's player); in Teleop they do nothing (its keys drive the arm)."""
+        annotate, episode = self.annotate.handlers(), self.episode.handlers()
+
+        def route(cid: str) -> Callable[[], object]:
+            def run() -> object:
+                if self.workspace == "episode":
+                    return episode[cid]() if cid in episode else None
+                return None if self.workspace == "teleop" else annotate[cid]()
+
+            return run
+
+        scoped = {c.id for c in COMMANDS if c.scope in ("player", "gates")}
+        return {cid: route(cid) for cid in scoped if cid in annotate}
+
+    def _enable_for_workspace(self) -> None:
+        """A Play or Annotate command that does nothing in the workspace shown is disabled, so
+        its key reaches the widget instead (↑/↓ and PgUp/PgDn scroll the Episodes list)."""
+        episode = self.episode.handlers()
+        for c in COMMANDS:
+            if c.scope not in ("player", "gates"):
+                continue
+            on = (c.id in episode) if self.workspace == "episode" else self.workspace != "teleop"
+            self.actions_by_id[c.id].setEnabled(on)
 
     def _build_menus(self) -> None:
         handlers = self._handlers()
         menus: dict[str, QMenu] = {}
-        for name in ("File", "Edit", "View", "Play", "Annotate", "Judge", "Help"):
+        for name in ("File", "Edit", "View", "Play", "Annotate", "Judge", "Results", "Help"):
             menus[name] = self.menuBar().addMenu(f"&{name}")
         for cmd in COMMANDS:
             act = QAction(cmd.title, self)
@@ -266,6 +305,8 @@ class MainWindow(QMainWindow):
 
     # ---- projects ----------------------------------------------------------------------
     def open_project(self, path: Path, *, create: bool = False) -> bool:
+        if not self.episode.live.ask_to_leave(f"Opening project {path.name}"):
+            return False
         try:
             project = Project.open_or_create(path) if create else Project.open(path)
         except (UserError, OSError) as e:  # not a project, too new a schema, no permission
@@ -437,6 +478,7 @@ class MainWindow(QMainWindow):
             self.docks[wanted[-1] if len(wanted) < 2 else wanted[1]].raise_()
         self.center.setCurrentIndex({"episode": 1, "teleop": 2}.get(name, 0))
         self.teleop.set_active(name == "teleop")
+        self._enable_for_workspace()
         self.actions_by_id[f"view.{name}"].setChecked(True)
         if name == "annotate":  # the other workspaces squeeze the Videos and Rubric docks
             self._annotate_sizes()
@@ -495,6 +537,17 @@ class MainWindow(QMainWindow):
         self.docks["Jobs"].raise_()
         self.jobs_panel.refresh()
 
+    def _landed(self, areas: frozenset[str]) -> None:
+        """Another connection committed to the project (the Jobs panel follows by itself)."""
+        if "episodes" in areas:
+            self.episode.browser.outdated()  # now if shown, else when next shown
+        if "videos" in areas:
+            self.annotate.videos.refresh()  # keeps the highlighted video and the scroll
+        elif "ratings" in areas:
+            self.annotate.videos.refresh_scores()
+        if "ratings" in areas:
+            self.results.outdated()  # the bootstrap only while Results is on screen
+
     # ---- help --------------------------------------------------------------------------
     def show_shortcuts(self) -> None:
         ShortcutOverlay(self.keys, self).exec()
@@ -538,12 +591,15 @@ class MainWindow(QMainWindow):
             self.restoreState(QByteArray(kept), STATE_VERSION)
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        if not self.episode.live.ask_to_leave("Closing the window"):
+            event.ignore()  # the person chose to keep working
+            return
         self.layouts.keep(self.workspace, self.saveState(STATE_VERSION).data())
         with contextlib.suppress(OSError):  # a read-only settings folder: only the layout is lost
             self.layouts.save()
         self.workers.stop()
         self.annotate.close()
-        self.episode.live.stop()
+        self.episode.live.stop(quiet=True)
         self.episode.world.close_episode()  # its render thread frees its GL context
         self.teleop.close()
         self.state.set_project(None)

@@ -29,7 +29,8 @@ def make_window(qtbot: QtBot) -> Iterator[Callable[[Path], MainWindow]]:
 
     def make(project: Path) -> MainWindow:
         w = MainWindow(load_settings())
-        qtbot.addWidget(w)
+        # a run left live would ask before the window closes: stopped (and stored) first
+        qtbot.addWidget(w, before_close_func=lambda w: w.episode.live.stop(quiet=True))
         w.show()
         qtbot.waitExposed(w)
         w.activateWindow()
@@ -40,4 +41,5 @@ def make_window(qtbot: QtBot) -> Iterator[Callable[[Path], MainWindow]]:
 
     yield make
     for w in opened:
+        w.episode.live.stop(quiet=True)
         w.close()

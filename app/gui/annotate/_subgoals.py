@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.gui.annotate._cursor import landing_gate
 from app.gui.common import AnnotateState
 from storage import Subgoal
 
@@ -98,7 +99,8 @@ class SubgoalDialog(QDialog):
 
 
 class SubgoalPanel(QWidget):
-    """The rater's plan for the current case; selecting a subgoal moves the gate cursor."""
+    """The rater's plan for the current case; selecting a subgoal moves the gate cursor to its
+    first gate still to answer (:func:`landing_gate`)."""
 
     add_requested = Signal()
     edit_requested = Signal()
@@ -153,4 +155,5 @@ class SubgoalPanel(QWidget):
 
     def _picked(self, item: QListWidgetItem | None) -> None:
         if item is not None:
-            self.state.set_cursor(item.data(Qt.ItemDataRole.UserRole), 0)
+            sid = item.data(Qt.ItemDataRole.UserRole)
+            self.state.set_cursor(sid, landing_gate(self.state, sid))

@@ -6,7 +6,7 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem, QWidget
 
 from app.gui.common import AnnotateState
-from storage import Video, bundle_origin
+from storage import Project, Video, bundle_origin
 
 VIDEO_ROLE = Qt.ItemDataRole.UserRole
 
@@ -23,6 +23,7 @@ class VideoList(QTreeWidget):
     def __init__(self, state: AnnotateState, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.st = state
+        self._shown: Project | None = None  # the project the list was last read from
         self.setHeaderLabels(["Video", "S"])
         self.setColumnWidth(0, 150)
         self.setRootIsDecorated(True)
@@ -40,8 +41,14 @@ class VideoList(QTreeWidget):
         state.video_changed.connect(self._select_current)
 
     def refresh(self) -> None:
-        self.clear()
+        """Re-read cases and videos; on the same project the highlighted video and the scroll
+        position stay (videos imported by another process land without moving the user)."""
         st = self.st
+        same = st.project is not None and st.project is self._shown
+        keep = self._current_id() if same else None
+        scroll = self.verticalScrollBar().value()
+        self._shown = st.project
+        self.clear()
         if st.project is None:
             return
         origin = bundle_origin(st.project)
@@ -61,6 +68,16 @@ class VideoList(QTreeWidget):
                     QTreeWidgetItem(parent, [v.id, ""]).setData(0, VIDEO_ROLE, v)
                 parent.setExpanded(True)
         self.refresh_scores()
+        if same:
+            for item in self._video_items():
+                if item.data(0, VIDEO_ROLE).id == keep:
+                    self.setCurrentItem(item)
+            self.verticalScrollBar().setValue(scroll)
+
+    def _current_id(self) -> str | None:
+        item = self.currentItem()
+        v = None if item is None else item.data(0, VIDEO_ROLE)
+        return None if v is None else str(v.id)
 
     def refresh_scores(self) -> None:
         st = self.st

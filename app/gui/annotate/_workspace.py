@@ -23,8 +23,9 @@ from app.gui.annotate._candidates import (
     step_candidate,
 )
 from app.gui.annotate._case_panel import CasePanel
+from app.gui.annotate._cursor import landing_gate
 from app.gui.annotate._evidence_panel import EvidencePanel
-from app.gui.annotate._gates_panel import GatePanel
+from app.gui.annotate._gates_panel import ANSWER_TEXT, GatePanel
 from app.gui.annotate._player import PlayerController, TransportBar
 from app.gui.annotate._score_panel import ScorePanel
 from app.gui.annotate._subgoals import SubgoalDialog, SubgoalPanel
@@ -58,6 +59,9 @@ class AnnotateWorkspace(QObject):
         self.transport = TransportBar(self.player)
         self.timeline = CandidateTimeline(state)
         self.scanned = False  # the current video has a continuity scan (of the current version)
+        # a key that would replace a different answer waits for the same key again:
+        # (video, subgoal, gate index, answer) of the first press
+        self._replacing: tuple[str, int, int, Answer] | None = None
         lay.addWidget(self.case_panel)
         lay.addWidget(self.view, 1)
         lay.addWidget(self.transport)
@@ -82,6 +86,8 @@ class AnnotateWorkspace(QObject):
         state.video_changed.connect(self._refresh_marks)
         state.video_changed.connect(self._refresh_candidates)
         state.project_changed.connect(self._project_changed)
+        state.cursor_changed.connect(self._drop_replacing)
+        state.video_changed.connect(self._drop_replacing)
 
     # ---- commands ----------------------------------------------------------------------
     def handlers(self) -> dict[str, Callable[[], None]]:
@@ -148,6 +154,8 @@ class AnnotateWorkspace(QObject):
         self.player.set_index(index)
         self.timeline.set_index(index)
         st.set_video(video, index.frame_count)
+        if st.subgoal_id is not None:  # a rated video opens on its first gate still to answer
+            st.set_cursor(st.subgoal_id, landing_gate(st, st.subgoal_id))
         self.feed.request(0)
 
     def next_video(self, step: int) -> None:
@@ -228,9 +236,15 @@ class AnnotateWorkspace(QObject):
         if current and current[0].get(GATES_ALL[gate_index]) is answer:
             self.answer(None)  # clicking the checked answer again clears it
         else:
-            self.answer(answer)
+            self.answer(answer, replace=True)  # a click on the button is not a stray key
 
-    def answer(self, answer: Answer | None) -> None:
+    def _drop_replacing(self) -> None:
+        self._replacing = None
+
+    def answer(self, answer: Answer | None, *, replace: bool = False) -> None:
+        """Record ``answer`` at the cursor's gate (None clears it). A key that would replace a
+        different recorded answer only says so; the same key again replaces it (``replace``:
+        at once, for a click on the answer's own button)."""
         st = self.state
         if st.project is None or st.video is None:
             return
@@ -241,6 +255,18 @@ class AnnotateWorkspace(QObject):
         if st.gate_index not in self.gates.enabled_gates():
             self.message.emit(f"{gate} is not reached for this subgoal")
             return
+        current = self.gates.current_result()
+        old = current[0].get(gate) if current else None
+        if answer is not None and old is not None and old is not answer and not replace:
+            asked = (st.video.id, st.subgoal_id, st.gate_index, answer)
+            if self._replacing != asked:
+                self._replacing = asked
+                self.message.emit(
+                    f"{gate} is already answered {ANSWER_TEXT[old]}: press the same key again "
+                    f"to change it to {ANSWER_TEXT[answer]}"
+                )
+                return
+        self._replacing = None
         try:
             st.project.annotations.set_answer(st.video.id, st.rater, st.subgoal_id, gate, answer)
         except UserError as e:  # a refused edit or a gate the rubric does not reach
@@ -277,7 +303,8 @@ class AnnotateWorkspace(QObject):
             return
         ids = [s.id for s in plan]
         cur = ids.index(self.state.subgoal_id) if self.state.subgoal_id in ids else 0
-        self.state.set_cursor(ids[max(0, min(len(ids) - 1, cur + step))], 0)
+        target = ids[max(0, min(len(ids) - 1, cur + step))]
+        self.state.set_cursor(target, landing_gate(self.state, target))
 
     # ---- subgoals ----------------------------------------------------------------------
     def add_subgoal(self) -> None:
@@ -318,7 +345,8 @@ class AnnotateWorkspace(QObject):
             return
         st.project.annotations.delete_subgoal(sg.id, st.rater)
         plan = st.plan()
-        st.set_cursor(plan[0].id if plan else None, 0)
+        first = plan[0].id if plan else None
+        st.set_cursor(first, landing_gate(st, first))
         st.data_changed.emit()
         self.message.emit(f"Deleted {sg.label} (Ctrl+Z to undo)")
 

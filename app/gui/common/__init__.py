@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 from app.gui.common._bridge import Bridge
-from app.gui.common._commands import COMMANDS, effective_keys, load_overrides, save_overrides
+from app.gui.common._commands import (
+    COMMANDS,
+    effective_keys,
+    load_overrides,
+    save_overrides,
+    where,
+)
 from app.gui.common._errors import ErrorBoundary
 from app.gui.common._frame_view import FrameView
 from app.gui.common._frames import FrameFeed
 from app.gui.common._help import ShortcutEditor, ShortcutOverlay, about_text
 from app.gui.common._importer import CaseImporter
 from app.gui.common._layouts import LayoutError, Layouts, read_layouts, write_layouts
+from app.gui.common._project_watch import ProjectWatch
+from app.gui.common._roles import Blindable, Roles
 from app.gui.common._scroll import VerticalScroll
 from app.gui.common._state import AnnotateState
 from app.gui.common._timeline import Mark, Timeline
@@ -18,6 +26,7 @@ from app.gui.common._workers import LocalWorkers
 __all__ = [
     "COMMANDS",
     "AnnotateState",
+    "Blindable",
     "Bridge",
     "CaseImporter",
     "ErrorBoundary",
@@ -27,6 +36,8 @@ __all__ = [
     "Layouts",
     "LocalWorkers",
     "Mark",
+    "ProjectWatch",
+    "Roles",
     "ShortcutEditor",
     "ShortcutOverlay",
     "Timeline",
@@ -36,5 +47,6 @@ __all__ = [
     "load_overrides",
     "read_layouts",
     "save_overrides",
+    "where",
     "write_layouts",
 ]

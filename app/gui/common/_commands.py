@@ -20,7 +20,7 @@ class Command:
     title: str
     keys: tuple[str, ...]  # Qt key sequence strings, portable text form
     scope: str  # global | player | gates
-    menu: str  # File | Edit | View | Play | Annotate | Judge | Help
+    menu: str  # File | Edit | View | Play | Annotate | Judge | Results | Help
     help: str = ""
 
 
@@ -92,20 +92,34 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command("view.load_layout", "Load Layout from &File…", (), "global", "View"),
     # Play
-    Command("play.toggle", "Play / Pause", ("Space",), "player", "Play"),
-    Command("play.step_fwd", "Next Frame", ("Right",), "player", "Play"),
-    Command("play.step_back", "Previous Frame", ("Left",), "player", "Play"),
+    Command(
+        "play.toggle",
+        "Play / Pause",
+        ("Space",),
+        "player",
+        "Play",
+        "The video; in the Episode workspace the episode (a live run plays or pauses)",
+    ),
+    Command(
+        "play.step_fwd",
+        "Next Frame / Tick",
+        ("Right",),
+        "player",
+        "Play",
+        "One frame on; in the Episode workspace one tick (a paused live run steps)",
+    ),
+    Command("play.step_back", "Previous Frame / Tick", ("Left",), "player", "Play"),
     Command(
         "play.hop_fwd",
         "Hop Forward",
         ("Shift+Right",),
         "player",
         "Play",
-        "Jump ahead by the hop size (WB_HOP_FRAMES, default 10)",
+        "Jump ahead by the hop size in frames or ticks (WB_HOP_FRAMES, default 10)",
     ),
-    Command("play.hop_back", "Hop Back", ("Shift+Left",), "player", "Play"),
-    Command("play.first", "First Frame", ("Home",), "player", "Play"),
-    Command("play.last", "Last Frame", ("End",), "player", "Play"),
+    Command("play.hop_back", "Hop Back", ("Shift+Left",), "player", "Play", "Frames or ticks"),
+    Command("play.first", "First Frame / Tick", ("Home",), "player", "Play"),
+    Command("play.last", "Last Frame / Tick", ("End",), "player", "Play"),
     Command("play.slower", "Slower", ("-",), "player", "Play", "Playback speed down (0.1× min)"),
     Command("play.faster", "Faster", ("=",), "player", "Play", "Playback speed up (2× max)"),
     Command("play.mark_in", "Set Range Start", ("I",), "player", "Play"),
@@ -161,6 +175,31 @@ COMMANDS: tuple[Command, ...] = (
         "Run queued jobs in a background worker process on this machine",
     ),
     Command("jobs.show", "Show &Jobs", ("Ctrl+Shift+J",), "global", "Judge"),
+    # Results (blind mode of a shared project: app/gui/common/_roles.py)
+    Command(
+        "results.unlock",
+        "&Unlock as Lead…",
+        (),
+        "global",
+        "Results",
+        "Show results, judge scores and generators in this window (the lead's passphrase)",
+    ),
+    Command(
+        "results.lock",
+        "&Lock (Rater View)",
+        (),
+        "global",
+        "Results",
+        "Hide results, judge scores and generators again until the passphrase is given",
+    ),
+    Command(
+        "results.blind",
+        "&Blind Mode…",
+        (),
+        "global",
+        "Results",
+        "Turn the project's blind mode on or off: while on, the project opens in the rater view",
+    ),
     # Help
     Command("help.shortcuts", "Keyboard &Shortcuts", ("F1", "?"), "global", "Help"),
     Command("help.edit_shortcuts", "&Edit Shortcuts…", (), "global", "Help"),
@@ -176,6 +215,14 @@ _OVERLAP = {("global", s) for s in ("global", "player", "gates")} | {
 
 def by_id() -> dict[str, Command]:
     return {c.id: c for c in COMMANDS}
+
+
+def where(command_id: str) -> str:
+    """Where a command is, for a sentence that tells the next step: its menu, its title and
+    its default key, e.g. "Judge → Judge Videos… (Ctrl+J)"."""
+    c = by_id()[command_id]
+    key = f" ({c.keys[0]})" if c.keys else ""
+    return f"{c.menu} → {c.title.replace('&', '')}{key}"
 
 
 def effective_keys(overrides: Mapping[str, list[str]]) -> dict[str, tuple[str, ...]]:

@@ -246,9 +246,14 @@ class EpisodeBrowser(QWidget):
         self._enable_editor()
 
     def _data_changed(self) -> None:
+        self.outdated()
+
+    def outdated(self) -> None:
+        """The stored episodes changed (an edit here, a live run, a worker, the CLI): re-read
+        now if the list is on screen, else when it is next shown, not once per change."""
         if self.isVisible():
             self.refresh()
-        else:  # an annotate-workspace edit: read the list when it is next shown, not per click
+        else:
             self._stale = True
 
     def showEvent(self, event: QShowEvent) -> None:
@@ -261,6 +266,7 @@ class EpisodeBrowser(QWidget):
         same = project is self.project
         keep = self.selected_id() if same else None
         before = self.rows
+        place = self._place() if same else None
         if not same:
             self._sized = False  # another project's columns: fit them to it
         self.project = project
@@ -291,6 +297,8 @@ class EpisodeBrowser(QWidget):
         self.message.setText("")
         if keep is not None and keep in self.rows:
             self.select(keep)
+        if place is not None:
+            self._restore(place)
         self.table.blockSignals(False)
         if keep is not None and keep in self.rows:
             self._fill(self.rows[keep], before.get(keep))
@@ -298,8 +306,27 @@ class EpisodeBrowser(QWidget):
             self._fill(None, None)
 
     def refresh(self) -> None:
-        """Re-read the project's episodes, keeping the selection and what is being typed."""
+        """Re-read the project's episodes, keeping the selection, filter, sort, scroll position
+        and what is being typed."""
         self.show_project(self.project)
+
+    def _place(self) -> tuple[str | None, int, int]:
+        """Where the user is looking: the episode in the top row shown (None at the very top,
+        where a new episode should come into view) and both scroll bars."""
+        v, h = self.table.verticalScrollBar(), self.table.horizontalScrollBar()
+        top = self.table.item(self.table.rowAt(0), 0) if v.value() > v.minimum() else None
+        return (None if top is None else str(top.data(_KEY)), v.value(), h.value())
+
+    def _restore(self, place: tuple[str | None, int, int]) -> None:
+        """Put the same episode back at the top (rows landing above it do not push it away)."""
+        top, v, h = place
+        row = None if top is None else self.row_of(top)
+        item = None if row is None else self.table.item(row, 0)
+        if item is not None:
+            self.table.scrollToItem(item, QAbstractItemView.ScrollHint.PositionAtTop)
+        else:
+            self.table.verticalScrollBar().setValue(v)
+        self.table.horizontalScrollBar().setValue(h)
 
     def row_of(self, episode_id: str) -> int | None:
         for r in range(self.table.rowCount()):
@@ -343,11 +370,19 @@ class EpisodeBrowser(QWidget):
         else:
             ep = row.episode
             self.editing.setText(f"Episode <b>{ep.id[:8]}</b> · {ep.scenario} · {ep.status.value}")
-            att = row.attribution
-            if before is None or before.attribution != att:
+            att, was = row.attribution, None if before is None else before.attribution
+            # a field still showing what was stored follows the store; one the user has typed
+            # into (unsaved) keeps their text, whoever changed the stored value meanwhile
+            typed = (self.party.currentText(), self.reason.text()) != (
+                ("", "") if was is None else (was.party, was.reason)
+            )
+            if before is None or (was != att and not typed):
                 self.party.setCurrentIndex(-1 if att is None else self.party.findText(att.party))
                 self.reason.setText("" if att is None else att.reason)
-            if before is None or before.note != row.note:
+            typed_note = before is not None and self.note.text() != (
+                "" if before.note is None else before.note.note
+            )
+            if before is None or (before.note != row.note and not typed_note):
                 self.note.setText("" if row.note is None else row.note.note)
         self._enable_editor()
 

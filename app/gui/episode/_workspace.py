@@ -2,15 +2,18 @@
 
 The browser opens an episode; its trace is read off the GUI thread (``sim.review``) and shown
 as a timeline, the transcript and the state inspector. The playhead is the one source of time
-(DESIGN §4): the slider, the step buttons, a click on any timeline item or transcript row all
-call :meth:`EpisodeWorkspace.seek`, which moves every view.
+(DESIGN §4): the slider, the step buttons, the keys (←/→ a tick, Shift a hop, Home/End, Space
+plays), a click on any timeline item or transcript row all call :meth:`EpisodeWorkspace.seek`,
+which moves every view — the MuJoCo picture included, in every kind of episode: recorded,
+live, forked, compared, taken over.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -32,7 +35,7 @@ from app.gui.episode._timeline_view import TimelineView
 from app.gui.episode._transcript import Transcript
 from app.gui.episode._world_view import WorldView
 from sim.review import EpisodeTimeline, RerunExport, load_timeline
-from storage import Project
+from storage import Project, load_settings
 
 
 def read_live(root: Path, episode_id: str) -> EpisodeTimeline | None:
@@ -98,8 +101,14 @@ class EpisodeWorkspace(QObject):
         self.scene3d = Scene3D()
         self.live = LivePanel()
         self.live.world_view = self.world
+        self.live.keys.watch(self.world)  # a person driving the arm looks at the picture
+        self.world.canvas.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
         self.world.picked.connect(self.select_object)
         self.live.updated.connect(self.follow_live)
+        self.live.ended.connect(self._live_ended)
+        self.hop = load_settings().hop_frames  # ticks per Shift+arrow, as frames in Annotate
+        self.playing = QTimer(self)  # plays a recorded episode at its own pace (Space)
+        self.playing.timeout.connect(self._play_tick)
         self.title = QLabel("Open an episode from the Episodes list (double-click).")
         self.title.setWordWrap(True)
         self.tick_label = QLabel("tick —")
@@ -157,6 +166,7 @@ class EpisodeWorkspace(QObject):
         split.addWidget(upper)
         split.addWidget(self.view)
         self.parent_view = TimelineView()  # a fork's parent, on the same playhead
+        self.parent_view.setXLink(self.view)  # one tick axis: zoom and pan move both
         self.parent_view.seek.connect(self.seek)
         self.parent_view.hide()
         split.addWidget(self.parent_view)
@@ -165,17 +175,36 @@ class EpisodeWorkspace(QObject):
 
     # ---- project and episode ---------------------------------------------------------------
     def set_project(self, project: Project | None) -> None:
-        self.live.stop()
+        self.live.stop(quiet=True)
+        self.stop_playing()
         self.project = project
         self.live.root = None if project is None else project.root
         self.browser.show_project(project)
 
-    def open(self, episode_id: str) -> None:
+    def open(self, episode_id: str, at: int = 0) -> None:
+        """Show a stored episode with the playhead at ``at``. Leaving a live run asks first."""
         if self.project is None:
             return
+        if episode_id != self.live.episode_id and not self.live.ask_to_leave(
+            f"Opening episode {episode_id[:8]}", can_keep=True
+        ):
+            return
+        self.stop_playing()
         self.title.setText(f"loading episode {episode_id[:8]}…")
         self.bridge.submit("episode", read_timeline, self.project.root, episode_id,
-                           on_done=self.show, on_error=self._failed)  # fmt: skip
+                           on_done=lambda tl: self.show(tl, at=at),
+                           on_error=self._failed)  # fmt: skip
+
+    def _live_ended(self, episode_id: str, tick: int) -> None:
+        """A live run ended (finished, or stopped and stored): it becomes a recorded episode,
+        opened where it ended, whose every tick replays exactly; the list shows it."""
+        if self.project is None:
+            return
+        self.browser.show_project(self.project)
+        self.title.setText(f"loading episode {episode_id[:8]}…")
+        self.bridge.submit("episode", read_timeline, self.project.root, episode_id,
+                           on_done=lambda tl: self.show(tl, at=tick),
+                           on_error=self._failed)  # fmt: skip
 
     def _failed(self, err: BaseException) -> None:
         from annotation import UserError
@@ -195,8 +224,12 @@ class EpisodeWorkspace(QObject):
                            on_error=lambda _e: None)  # fmt: skip
 
     def _show_live(self, tl: EpisodeTimeline | None, tick: int) -> None:
-        if tl is not None:
-            self.show(tl, at=tick, live=True)
+        live = self.live.live
+        if tl is None or live is None or tl.episode.id != self.live.episode_id:
+            return  # a late read of a run that has ended or was replaced
+        if tl.ticks < tick:  # read while the run's last ticks were still being written
+            self.live.reread()
+        self.show(tl, at=tick, live=True)
 
     def show(self, tl: EpisodeTimeline, *, at: int = 0, live: bool = False) -> None:
         self.timeline = tl
@@ -217,11 +250,18 @@ class EpisodeWorkspace(QObject):
             where = (f"diverges at tick {tl.diverges_at}" if tl.diverges_at is not None
                      else "never diverges")  # fmt: skip
             fork = f" · fork of {ep.parent_id[:8]} at tick {ep.fork_tick}, {where}"
+        state = (
+            f"live · {tl.ticks} ticks so far"
+            if live
+            else f"{ep.status.value} {ok} · {ep.ticks} ticks"
+        )
         self.title.setText(
             f"<b>{ep.scenario}</b> · {ep.agent} · {ep.mode.value} · episode {ep.id[:8]} · "
-            f"{ep.status.value} {ok} · {ep.ticks} ticks of {ep.delta:g} s{fork}"
+            f"{state} of {ep.delta:g} s{fork}"
         )
-        self.view.show_items(tl.tracks, tl.items, tl.ticks)
+        shared = max(tl.ticks, tl.parent.ticks) if tl.parent is not None else tl.ticks
+        self.compared = None
+        self.view.show_items(tl.tracks, tl.items, shared)
         self.view.mark_divergence(tl.diverges_at)
         if tl.parent is not None:
             ticks = max(tl.ticks, tl.parent.ticks)
@@ -239,15 +279,21 @@ class EpisodeWorkspace(QObject):
         self.slider.setRange(0, tl.ticks)
         self.slider.blockSignals(False)
         self.tick = -1
-        self.seek(min(at, tl.ticks))
+        # a run playing live: the picture follows the running world; paused, it is the tick
+        self.seek(min(at, tl.ticks), follow=live and self.live.live is not None
+                  and self.live.live.playing)  # fmt: skip
 
     # ---- the playhead ----------------------------------------------------------------------
-    def seek(self, tick: int) -> None:
-        """Move every view to ``tick`` (clamped to the episode)."""
+    def seek(self, tick: int, *, follow: bool = False) -> None:
+        """Move every view to ``tick`` (clamped to the episode). ``follow``: a live run's
+        picture shows the running world as it goes (else exactly this tick)."""
         tl = self.timeline
         if tl is None:
             return
         tick = max(0, min(int(tick), tl.ticks))
+        if self.world.following != follow:
+            self.world.following = follow
+            self.tick = -1  # the same tick, asked for another way
         if tick == self.tick:
             return
         self.tick = tick
@@ -325,7 +371,9 @@ class EpisodeWorkspace(QObject):
         tl = self.timeline
         if tl is None:
             return
-        ticks = max(tl.ticks, other.ticks)
+        ticks = max(tl.ticks, other.ticks)  # one scale for both: a tick is one x in each
+        self.view.show_items(tl.tracks, tl.items, ticks)
+        self.view.set_playhead(self.tick)
         self.parent_view.show_items(other.tracks, other.items, ticks)
         self.parent_view.mark_divergence(parts)
         self.view.mark_divergence(parts)
@@ -351,10 +399,11 @@ class EpisodeWorkspace(QObject):
         tl = self.timeline
         if tl is None or self.project is None:
             return
-        from sim.review import fork_build
+        from sim.review import fork_build, fork_world
 
         build = fork_build(self.project, tl.episode.id, self.tick)
-        self.live.start_fork(build, self.tick, take_seat=self.live.seat.isChecked())
+        self.live.start_fork(build, self.tick, take_seat=self.live.seat.isChecked(),
+                             make_world=fork_world(self.project, tl.episode.id))  # fmt: skip
 
     def next_item(self, track: str | None = None) -> None:
         """Seek to the next thing on the timeline (on ``track`` only, when given)."""
@@ -365,3 +414,50 @@ class EpisodeWorkspace(QObject):
                  if i.start > self.tick and (track is None or i.track == track)]  # fmt: skip
         if later:
             self.seek(min(later))
+
+    # ---- keys and playback (the window's Play commands, while this workspace is shown) ------
+    def handlers(self) -> dict[str, Callable[[], object]]:
+        """The Play menu's commands in this workspace: ticks instead of frames."""
+        return {
+            "play.toggle": self.toggle_play,
+            "play.step_fwd": lambda: self.step(1),
+            "play.step_back": lambda: self.step(-1),
+            "play.hop_fwd": lambda: self.step(self.hop),
+            "play.hop_back": lambda: self.step(-self.hop),
+            "play.first": lambda: self.seek(0),
+            "play.last": lambda: self.seek(self.timeline.ticks if self.timeline else 0),
+        }
+
+    def step(self, n: int) -> None:
+        """Move the playhead ``n`` ticks; past a paused live run's newest tick, the run steps."""
+        self.stop_playing()
+        tl, live = self.timeline, self.live.live
+        at_head = live is not None and tl is not None and tl.episode.id == self.live.episode_id
+        if at_head and live is not None and not live.finished and self.tick + n > live.tick:
+            live.pause()
+            live.step(self.tick + n - live.tick)
+            return
+        self.seek(self.tick + n)
+
+    def toggle_play(self) -> None:
+        """Space: a live run plays or pauses; a recorded episode plays at its own pace."""
+        tl = self.timeline
+        if self.live.live is not None and tl is not None and tl.episode.id == self.live.episode_id:
+            self.live.toggle()
+            return
+        if self.playing.isActive():
+            self.stop_playing()
+        elif tl is not None:
+            if self.tick >= tl.ticks:
+                self.seek(0)
+            self.playing.start(max(15, round(1000 * tl.tick_s)))
+
+    def stop_playing(self) -> None:
+        self.playing.stop()
+
+    def _play_tick(self) -> None:
+        tl = self.timeline
+        if tl is None or self.tick >= tl.ticks:
+            self.stop_playing()
+            return
+        self.seek(self.tick + 1)

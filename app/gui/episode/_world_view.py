@@ -154,6 +154,8 @@ class WorldView(QWidget):
         self.canvas.released.connect(self._release)
         self.push_changed.connect(self._push_shown)
         self.selected: str | None = None
+        #: a live run's view shows the running world (True) or the playhead's tick (False)
+        self.following = True
         self.perturbed_at: int | None = None  # a person acted on the world from this tick on
         self.picked.connect(self._picked)
         top = QHBoxLayout()
@@ -237,7 +239,10 @@ class WorldView(QWidget):
                                       "antialias": self.smooth.isChecked()}  # fmt: skip
         if camera == FREE:
             options["free"] = self.free
-        self.frames.request(tick, camera, **options)
+        if isinstance(self.frames, LiveFrames):
+            self.frames.request(None if self.following else tick, camera, **options)
+        else:
+            self.frames.request(tick, camera, **options)
 
     def _drag(self, dx: float, dy: float, pan: bool) -> None:
         if self.camera.currentText() != FREE:
@@ -292,9 +297,14 @@ class WorldView(QWidget):
             self.show_tick(self.tick)
 
     def close_episode(self) -> None:
+        """Stop the frame source; the picture goes with it (a stale frame would claim to be the
+        world of whatever is shown next)."""
         if self.frames is not None:
             self.frames.close()
             self.frames = None
+        self.frame = None
+        self.canvas.image = None
+        self.canvas.update()
 
     def _show(self, frame: Frame) -> None:
         h, w, _ = frame.image.shape
@@ -305,6 +315,8 @@ class WorldView(QWidget):
         pushed = self.perturbed_at
         approx = (f" · approximate: a person acted at t{pushed}"
                   if pushed is not None and frame.tick > pushed and not live else "")  # fmt: skip
+        if live and not self.following and frame.tick != self.tick:
+            approx = f" · the nearest kept tick before t{self.tick}"
         self.status.setText(f"{live}tick {frame.tick} · {frame.camera} · {w}×{h}{approx}")
         self.canvas.update()
 

@@ -1,7 +1,10 @@
 """The jobs panel: progress, ETA, failures and cost of background jobs; cancel and retry.
 
-It polls the ``jobs`` table (the stored row is the contract between workers and the GUI) and
-never talks to a worker directly. Reads are cheap, indexed queries, once a second.
+It reads the ``jobs`` table (the stored row is the contract between workers and the GUI) and
+never talks to a worker directly. On its own it polls once a second; in the window it follows
+the project's :class:`~app.gui.common.ProjectWatch` instead (:meth:`JobsPanel.follow`), so it
+re-reads only when a worker, the CLI or another window changed a job, and an idle queue leaves
+the table (selection, current row, scroll) alone.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from typing import Any
 
 from PySide6.QtCore import (
     QAbstractTableModel,
+    QItemSelectionModel,
     QModelIndex,
     QPersistentModelIndex,
     Qt,
@@ -31,7 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.gui.common import AnnotateState, LocalWorkers
+from app.gui.common import AnnotateState, LocalWorkers, ProjectWatch
 from storage import Job, JobStatus
 
 COLUMNS = ("Job", "Kind", "Video", "Status", "Progress", "Tries", "Cost $", "Ran on",
@@ -180,6 +184,11 @@ class JobsPanel(QWidget):
         state.project_changed.connect(self.refresh)
         self._workers_changed()
 
+    def follow(self, watch: ProjectWatch) -> None:
+        """Re-read when ``watch`` says the jobs changed, instead of every second."""
+        self.timer.stop()
+        watch.changed.connect(lambda areas: self.refresh() if "jobs" in areas else None)
+
     # ---- data --------------------------------------------------------------------------
     def current_batch(self) -> str | None:
         data = self.batch.currentData()
@@ -203,11 +212,22 @@ class JobsPanel(QWidget):
             self.batch.setCurrentIndex(max(0, self.batch.findData(keep)) if keep else 0)
             self.batch.blockSignals(False)
         selected = {self.model.jobs[i.row()].id for i in self.table.selectionModel().selectedRows()}
+        current = self.table.currentIndex()
+        at_job = self.model.jobs[current.row()].id if current.isValid() else None
+        at_col = current.column()
+        scroll = self.table.verticalScrollBar().value()
         jobs = project.jobs.query(batch=self.current_batch())
         self.model.set_jobs(jobs)
         for row, job in enumerate(jobs):
             if job.id in selected:
                 self.table.selectRow(row)
+        for row, job in enumerate(jobs):  # the keyboard's place, without changing the selection
+            if job.id == at_job:
+                self.table.selectionModel().setCurrentIndex(
+                    self.model.index(row, at_col),
+                    QItemSelectionModel.SelectionFlag.NoUpdate,
+                )
+        self.table.verticalScrollBar().setValue(scroll)
         counts = {s: sum(1 for j in jobs if j.status is s) for s in JobStatus}
         ended = counts[JobStatus.DONE] + counts[JobStatus.FAILED]
         if ended != self._ended:

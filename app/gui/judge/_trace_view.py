@@ -27,6 +27,11 @@ from app.gui.common import AnnotateState
 from storage import JudgeRuns, RunAnswer, RunInspection, RunSubgoal, RunTrace
 
 ANSWER_COLOR = {"yes": "#2e7d32", "no": "#c62828", "NA": "#6d6d6d"}
+BLIND = (
+    "<p style='color:gray'>Judge runs are hidden in the rater view: this project is in blind "
+    "mode, so judge scores stay out of sight while rating. The lead shows them with "
+    "Results → Unlock as Lead…</p>"
+)
 
 
 def _fmt(v: float | None) -> str:
@@ -148,12 +153,14 @@ def render_trace(trace: RunTrace) -> str:
 
 
 class TraceView(QWidget):
-    """Runs of the current video, newest first, and the selected run's trace."""
+    """Runs of the current video, newest first, and the selected run's trace (none of it in a
+    rater's view of a blind project: :meth:`set_blind`)."""
 
     def __init__(self, state: AnnotateState, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.state = state
         self.trace: RunTrace | None = None
+        self.blind = False
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
         top = QHBoxLayout()
@@ -177,10 +184,21 @@ class TraceView(QWidget):
         project = self.state.project
         return None if project is None else JudgeRuns(project.db)
 
+    def set_blind(self, blind: bool) -> None:
+        """Rater view of a blind project: no run, score or judge model is listed or kept."""
+        self.blind = blind
+        self.refresh()
+
     def refresh(self) -> None:
         store, video = self._store(), self.state.video
         self.runs.blockSignals(True)
         self.runs.clear()
+        if self.blind:
+            self.runs.blockSignals(False)
+            self.trace = None
+            self.timer.stop()
+            self.view.setHtml(BLIND)
+            return
         if store is not None and video is not None:
             for run in sorted(store.runs(video.id), key=lambda r: r.id, reverse=True):
                 s = "" if run.s is None else f" S {run.s:.1f}"

@@ -16,7 +16,7 @@ import numpy as np
 import pyqtgraph as pg
 from pyqtgraph.exporters import ImageExporter
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QPainter
+from PySide6.QtGui import QPainter, QShowEvent
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import (
     QComboBox,
@@ -34,9 +34,22 @@ from PySide6.QtWidgets import (
 
 from annotation import Leaderboard, UserError
 from app.gui.common import AnnotateState, Bridge
+from app.gui.results._empty import (
+    BLIND,
+    COMPUTING,
+    NOT_COMPUTED,
+    Placeheld,
+    agreement_note,
+    board_note,
+    failed,
+    queue_note,
+    scatter_note,
+)
 from storage import AgreementReport, agreement_report
 
 AXES = ("task", "physics", "final")
+VIEWS = ("board", "agreement", "scatter", "queue")
+WHY_WIDTH = 300  # px: the agreement table's "Why empty" column wraps at this width
 
 
 def compute(project_root: Path, human_success: str, seed: int, n_boot: int) -> AgreementReport:
@@ -90,7 +103,11 @@ def table_to_csv(table: QTableWidget, path: Path) -> None:
 
 
 class ResultsPanel(QWidget):
-    """Four tabs over one computation; ``open_video`` asks the window to show a video."""
+    """Four tabs over one computation; ``open_video`` asks the window to show a video.
+
+    A view with nothing to show says why and what to do next (``_empty.py``); in a rater's
+    view of a blind project (:meth:`set_blind`) it holds and computes nothing at all.
+    """
 
     open_video = Signal(str)
 
@@ -99,6 +116,10 @@ class ResultsPanel(QWidget):
         self.state = state
         self.bridge = bridge
         self.results: AgreementReport | None = None
+        self.blind = False  # a rater's view of a blind project: nothing kept, nothing computed
+        self._stale = False  # ratings changed while hidden: recompute when shown
+        self._computing = False
+        self._again = False  # changed while computing: once more after it
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
         top = QHBoxLayout()
@@ -160,25 +181,110 @@ class ResultsPanel(QWidget):
         self.plot.addItem(
             pg.PlotDataItem([0, 100], [0, 100], pen=pg.mkPen("#9e9e9e", style=Qt.PenStyle.DashLine))
         )
+        # an empty chart says why, in its middle
+        self.plot_note = pg.TextItem(
+            "", color="#424242", anchor=(0.5, 0.5), fill=pg.mkBrush(255, 255, 255, 235),
+            border=pg.mkPen("#bdbdbd"),
+        )  # fmt: skip
+        self.plot_note.setTextWidth(300)
+        self.plot_note.setPos(50, 50)
+        self.plot_note.setZValue(10)
+        self.plot.addItem(self.plot_note)
         sl.addWidget(self.plot, 1)
         self.verdicts = QLabel("Click a point to open that video with both verdicts.", self)
         self.verdicts.setWordWrap(True)
         self.verdicts.setTextFormat(Qt.TextFormat.RichText)
         sl.addWidget(self.verdicts)
-        self.tabs.addTab(self.board, "Leaderboard")
-        self.tabs.addTab(self.agreement, "Agreement")
+        self.views = {
+            "board": Placeheld(self.board, self),
+            "agreement": Placeheld(self.agreement, self),
+            "queue": Placeheld(self.queue, self),
+        }
+        self.tabs.addTab(self.views["board"], "Leaderboard")
+        self.tabs.addTab(self.views["agreement"], "Agreement")
         self.tabs.addTab(scatter_tab, "Judge vs human")
-        self.tabs.addTab(self.queue, "Disagreements")
+        self.tabs.addTab(self.views["queue"], "Disagreements")
         lay.addWidget(self.tabs, 1)
         for t in (self.board, self.agreement, self.queue):
             t.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
             t.setSortingEnabled(False)
+        # the reasons of empty rows are sentences: wrapped in a column of their own width
+        self.agreement.setWordWrap(True)
+        self.agreement.horizontalHeader().setStretchLastSection(True)
+        self._notes(dict.fromkeys(VIEWS, NOT_COMPUTED))
+
+    # ---- empty states and blind mode -------------------------------------------------------
+    def _notes(self, notes: dict[str, str | None]) -> None:
+        """Show each view, or the sentence saying why it is empty (None: the view)."""
+        for key, text in notes.items():
+            if key == "scatter":
+                self.plot_note.setText(text or "")
+                self.plot_note.setVisible(text is not None)
+            else:
+                self.views[key].show_note(text)
+
+    def note(self, key: str) -> str | None:
+        """The sentence shown in place of view ``key`` (board, agreement, scatter, queue)."""
+        if key == "scatter":
+            return self.plot_note.toPlainText() if self.plot_note.isVisible() else None
+        view = self.views[key]
+        return view.note.text() if view.currentWidget() is view.note else None
+
+    def set_blind(self, blind: bool) -> None:
+        """Rater view of a blind project: drop every figure and compute none until unlocked."""
+        if blind == self.blind:
+            return
+        self.blind = blind
+        for button in (self.compute_button, self.export_button, self.figure_button):
+            button.setEnabled(not blind)
+        self.status.setText("")
+        if not blind:
+            self._notes(dict.fromkeys(VIEWS, NOT_COMPUTED))
+            return
+        self.results = None
+        for table in (self.board, self.agreement, self.queue):
+            table.clear()
+            table.setRowCount(0)
+            table.setColumnCount(0)
+        self.points.setData([])
+        self.evaluator.clear()
+        self.verdicts.setText("")
+        self._notes(dict.fromkeys(VIEWS, BLIND))
 
     # ---- computation -------------------------------------------------------------------
+    def outdated(self) -> None:
+        """Ratings or verdicts changed (a judge worker, a merged rater, the CLI). The bootstrap
+        is expensive: recompute only while the panel is on screen, after the one running, and
+        otherwise when it is next shown."""
+        if not self.isVisible():  # nothing computed yet: the first show computes anyway
+            self._stale = self.results is not None
+        elif self._computing:
+            self._again = True
+        else:
+            self.refresh()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self._stale:
+            self._stale = False
+            self._again = self._computing  # the one running may have started before the change
+            if not self._computing:
+                self.refresh()
+
+    def _settled(self) -> None:
+        self._computing = False
+        if self._again:
+            self._again = False
+            self.refresh()
+
     def refresh(self, n_boot: int = 1000) -> None:
         project = self.state.project
-        if project is None:
+        if project is None or self.blind:
             return
+        if self.results is None:
+            self._notes(dict.fromkeys(VIEWS, COMPUTING))
+        self._stale = False
+        self._computing = True
         self.compute_button.setEnabled(False)
         self.status.setText(f"computing {n_boot:,} case-bootstrap resamples…")
         self.bridge.submit(
@@ -187,14 +293,23 @@ class ResultsPanel(QWidget):
         )  # fmt: skip
 
     def _failed(self, err: BaseException) -> None:
-        self.compute_button.setEnabled(True)
-        if isinstance(err, UserError):  # no ratings yet, an unknown study: say it in place
+        self.compute_button.setEnabled(not self.blind)
+        if self.blind and isinstance(err, UserError):
+            pass  # locked while it computed: the views keep saying so
+        elif isinstance(err, UserError):  # no ratings yet, an unknown study: say it in place
             self.status.setText(f"could not compute: {err}")
+            self.results = None
+            self._notes(dict(failed(str(err))))
         else:  # a bug: the error boundary reports it with its traceback
             self.status.setText("could not compute (a bug: see the report)")
             self.bridge.fail("results", err)
+        self._settled()
 
     def show_results(self, res: AgreementReport) -> None:
+        if self.blind:  # locked while it computed: nothing of it is kept
+            self.compute_button.setEnabled(False)
+            self._settled()
+            return
         self.results = res
         self.compute_button.setEnabled(True)
         self.status.setText(" · ".join(res.describe()))
@@ -215,12 +330,15 @@ class ResultsPanel(QWidget):
                 for r in res.agreement.rows
             ],
         )
+        self._wrap_reasons()
+        self._notes({"board": board_note(res), "agreement": agreement_note(res)})
         self.evaluator.blockSignals(True)
         self.evaluator.clear()
         self.evaluator.addItems([e.name for e in res.data.evaluators])
         self.evaluator.blockSignals(False)
         self.draw_scatter()
         self._fill_queue()
+        self._settled()
 
     def _fill_board(self, board: Leaderboard) -> None:
         cell = {(r.model, r.evaluator, r.metric): r for r in board.rows}
@@ -237,6 +355,22 @@ class ResultsPanel(QWidget):
             rows.append(row)
         _fill(self.board, header, rows)
 
+    def _wrap_reasons(self) -> None:
+        """The "Why empty" sentences are read in full: wrapped in a column of bounded width,
+        the rows as tall as they need, and each one's whole text as its tooltip and as the
+        tooltip of the row's "—" (the column may be scrolled out of a narrow dock)."""
+        table, why = self.agreement, self.agreement.columnCount() - 1
+        if why < 0:
+            return
+        for r in range(table.rowCount()):
+            item, estimate = table.item(r, why), table.item(r, 4)
+            if item is not None and item.text():
+                item.setToolTip(item.text())
+                if estimate is not None:
+                    estimate.setToolTip(f"empty: {item.text()}")
+        table.setColumnWidth(why, min(max(table.columnWidth(why), 80), WHY_WIDTH))
+        table.resizeRowsToContents()
+
     # ---- scatter and queue -------------------------------------------------------------
     def _pair(self) -> tuple[np.ndarray, np.ndarray] | None:
         res = self.results
@@ -248,13 +382,18 @@ class ResultsPanel(QWidget):
 
     def draw_scatter(self) -> None:
         pair = self._pair()
-        if pair is None or self.results is None:
+        res = self.results
+        if pair is None or res is None:
             self.points.setData([])
+            if res is not None:  # computed, but no judge to plot
+                self._notes({"scatter": scatter_note(res, None, self.axis.currentText(), 0)})
             return
         human, judge = pair
         ok = np.isfinite(human) & np.isfinite(judge)
-        ids = [vid for vid, keep in zip(self.results.data.panel.video_ids, ok, strict=True) if keep]
+        ids = [vid for vid, keep in zip(res.data.panel.video_ids, ok, strict=True) if keep]
         self.points.setData(x=human[ok], y=judge[ok], data=ids)
+        name = self.evaluator.currentText() or None
+        self._notes({"scatter": scatter_note(res, name, self.axis.currentText(), len(ids))})
 
     def _clicked(self, _item: object, points: Sequence[pg.SpotItem], *_a: object) -> None:
         if points:
@@ -302,6 +441,7 @@ class ResultsPanel(QWidget):
             ("Video", "|judge − consensus| (S)", "Rater spread (T)", "Consensus S", "Judge S"),
             [(r.video_id, f(r.gap), f(r.spread), f(r.consensus), f(r.judge)) for r in queue.rows],
         )
+        self._notes({"queue": queue_note(res, len(queue.rows))})
 
     # ---- export ------------------------------------------------------------------------
     def export_csv(self) -> None:
