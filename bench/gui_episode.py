@@ -19,7 +19,7 @@ episode of the kitchen scene (cheeseburger, rule-based user, oracle assistant) a
   ≤ 100 ms, as for a recorded episode);
 - **idle CPU**: each workspace shown with nothing moving, CPU seconds per wall second of this
   process over a few seconds (goal ≤ 5 % of a core);
-- **session memory** (``--minutes M``, default 15; 2 with ``--quick``): scripted use — seeks,
+- **session memory** (``--minutes M``, default 15; 1.2 with ``--quick``): scripted use — seeks,
   live runs, forks, compares, workspace switches — in a loop; resident memory after the first
   minute and at the end (goal: growth ≤ 100 MB).
 
@@ -58,7 +58,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="fewer seeks, shorter live run")
     ap.add_argument("--minutes", type=float, default=None, help="scripted session's length")
     args = ap.parse_args()
-    minutes = args.minutes if args.minutes is not None else (2.0 if args.quick else 15.0)
+    minutes = args.minutes if args.minutes is not None else (1.2 if args.quick else 15.0)
     from PySide6.QtCore import QPoint, QPointF, Qt, QTimer
     from PySide6.QtTest import QTest
     from PySide6.QtWidgets import QApplication

@@ -25,3 +25,6 @@ def test_quick_episode_bench_reports_its_figures() -> None:
     for key in ("seek_views", "seek_with_mujoco_frame", "timeline_100k_paint"):
         assert out[key]["n"] > 0 and out[key]["p95_ms"] > 0
     assert out["live"]["ticks"] > 0 and out["live"]["rtf"] is not None
+    assert out["fork_seek_with_mujoco_frame"]["n"] > 0
+    assert set(out["idle_cpu_share"]) == {"annotate", "judge", "results", "episode", "teleop"}
+    assert out["session"]["rounds"] > 0 and out["session"]["rss_at_end_mb"] > 0
