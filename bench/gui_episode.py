@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/_gui_session.py
+sys.path.append(str(Path(__file__).resolve().parent))  # bench/_gui_session.py (last: bench/sim.py)
 
 
 def stats(v: list[float]) -> dict[str, Any]:

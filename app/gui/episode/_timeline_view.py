@@ -17,6 +17,12 @@ from PySide6.QtWidgets import QGraphicsItem
 
 from sim.review import Item
 
+# pyqtgraph's TextItem (and the InfLineLabel of the divergence line) can be asked to update its
+# transform by a linked view's range change before its __init__ has set these: defaults on the
+# class make that first call a plain update instead of an AttributeError in a Qt slot.
+pg.TextItem._lastTransform = None
+pg.TextItem._lastScene = None
+
 ROW_H = 0.6
 COLORS = {
     "user": "#3b7dd8", "harness": "#d8833b", "agent": "#5aa05a", "scripted": "#5aa05a",

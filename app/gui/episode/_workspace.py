@@ -87,6 +87,7 @@ class EpisodeWorkspace(QObject):
         self.timeline: EpisodeTimeline | None = None
         self.tick = 0
         self.compared: tuple[str, int | None] | None = None
+        self._loading: str | None = None  # the episode asked for last (see _load)
         self.browser = EpisodeBrowser()
         self.browser.open_episode.connect(self.open)
         self.browser.import_requested.connect(self._import_dialog)
@@ -190,10 +191,21 @@ class EpisodeWorkspace(QObject):
         ):
             return
         self.stop_playing()
+        self._load(episode_id, at)
+
+    def _load(self, episode_id: str, at: int) -> None:
+        """Read the episode off the GUI thread and show it, unless another was asked for since
+        (two reads in flight finish in any order: the last one asked for wins)."""
+        assert self.project is not None
+        self._loading = episode_id
         self.title.setText(f"loading episode {episode_id[:8]}…")
+
+        def done(tl: EpisodeTimeline) -> None:
+            if self._loading == tl.episode.id:
+                self.show(tl, at=at)
+
         self.bridge.submit("episode", read_timeline, self.project.root, episode_id,
-                           on_done=lambda tl: self.show(tl, at=at),
-                           on_error=self._failed)  # fmt: skip
+                           on_done=done, on_error=self._failed)  # fmt: skip
 
     def _live_ended(self, episode_id: str, tick: int) -> None:
         """A live run ended (finished, or stopped and stored): it becomes a recorded episode,
@@ -201,10 +213,7 @@ class EpisodeWorkspace(QObject):
         if self.project is None:
             return
         self.browser.show_project(self.project)
-        self.title.setText(f"loading episode {episode_id[:8]}…")
-        self.bridge.submit("episode", read_timeline, self.project.root, episode_id,
-                           on_done=lambda tl: self.show(tl, at=tick),
-                           on_error=self._failed)  # fmt: skip
+        self._load(episode_id, tick)
 
     def _failed(self, err: BaseException) -> None:
         from annotation import UserError
