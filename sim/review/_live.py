@@ -64,6 +64,7 @@ class LiveRun(Worker):
         self._control: list[tuple[str, Any]] = []  # take / back, not yet applied
         self._command: Command | None = None  # the person's command in force
         self._flush_due = False
+        self._view: tuple[str, Any] = ("front", None)  # see set_view
         self._start()
 
     # ---- control (any thread) ---------------------------------------------------------------
@@ -111,9 +112,16 @@ class LiveRun(Worker):
 
     def command(self, cmd: Command) -> None:
         """The person's command from the next tick on, held until the next one (a key held
-        down); ignored unless taken over."""
+        down); ignored unless taken over. A screen-frame command moves the arm as seen through
+        the view of :meth:`set_view`."""
         with self._cv:
             self._command = cmd
+
+    def set_view(self, camera: str, free: Any = None) -> None:
+        """The camera the person looks through (``free``: the orbit camera, with an
+        ``azimuth``), for screen-frame commands."""
+        with self._cv:
+            self._view = (camera, free)
 
     def hand_back(self) -> None:
         """Give the arm back to the agent's controller at the next tick boundary."""
@@ -221,7 +229,9 @@ class LiveRun(Worker):
             if self._want is not None and not runner.world.busy:
                 self._take(project)  # the agent's last action is done: the arm is free
             if self.teleop is not None and cmd is not None:
-                self.teleop.hold(cmd)
+                from sim.teleop import world_command
+
+                self.teleop.hold(world_command(runner.world, cmd, *self._view))
             runner.step()
             if self._pushing:
                 a, _ = self.perturbed[-1]

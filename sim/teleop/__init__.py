@@ -24,7 +24,7 @@ from sim.teleop._store import (
     state_hash,
     store_demonstration,
 )
-from sim.teleop._view import ALIGNED, ScreenAxes, camera_axes, camera_id, to_world
+from sim.teleop._view import ALIGNED, ScreenAxes, camera_axes, camera_id, to_world, world_command
 
 __all__ = [
     "ACTION_NAMES",
@@ -68,4 +68,5 @@ __all__ = [
     "state_hash",
     "store_demonstration",
     "to_world",
+    "world_command",
 ]

@@ -37,10 +37,10 @@ from sim._worker import Worker
 from sim.contracts import evaluate
 from sim.episode import open_scenario
 from sim.mujoco import jaw_yaw
-from sim.teleop._control import WORLD, Command
+from sim.teleop._control import Command
 from sim.teleop._record import TELEOP_DELTA, Recorder
 from sim.teleop._store import store_demonstration
-from sim.teleop._view import ALIGNED, Orbiting, camera_axes, to_world
+from sim.teleop._view import Orbiting, world_command
 from sim.world import SceneGraph
 from storage import Project
 
@@ -190,16 +190,8 @@ class TeleopSession(Worker):
 
     @staticmethod
     def _world_command(rec: Recorder, cmd: Command, camera: str, free: Orbiting | None) -> Command:
-        """``cmd`` in world axes, through the camera's axes as they are now (the wrist camera
-        moves with the arm); a command that moves nothing needs no axes."""
-        if cmd.frame == WORLD or not (any(cmd.linear) or any(cmd.angular)):
-            return to_world(cmd, ALIGNED)
-        w = rec.world
-        try:
-            axes = camera_axes(w.model, w.data, camera, free, arm_root=w.scene.arm.root_body_id)
-        except ValueError:  # a camera this scene does not have: the world's own axes
-            axes = ALIGNED
-        return to_world(cmd, axes)
+        """``cmd`` in world axes, through the camera's axes as they are now."""
+        return world_command(rec.world, cmd, camera, free)
 
     def _woken(self, cmd: Command) -> bool:
         """(Under the lock) whether a resting loop must tick now: closed, a decision, or a

@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import mujoco  # type: ignore[import-untyped]
 import numpy as np
@@ -110,6 +110,20 @@ def camera_axes(
         return ScreenAxes.from_azimuth(float(free.azimuth))
     cam = camera_id(model, camera, arm_root=arm_root)
     return ScreenAxes.from_xmat(np.asarray(data.cam_xmat[cam], dtype=np.float64))
+
+
+def world_command(world: Any, cmd: Command, camera: str, free: Orbiting | None = None) -> Command:
+    """``cmd`` in world axes: through ``camera``'s axes in ``world`` (a physics world) as they
+    are now (the wrist camera moves with the arm). A world-frame command, or one that moves
+    nothing, needs no axes; a camera the scene does not have leaves the world's own axes."""
+    if cmd.frame == WORLD or not (any(cmd.linear) or any(cmd.angular)):
+        return to_world(cmd, ALIGNED)
+    try:
+        axes = camera_axes(world.model, world.data, camera, free,
+                           arm_root=world.scene.arm.root_body_id)  # fmt: skip
+    except ValueError:
+        axes = ALIGNED
+    return to_world(cmd, axes)
 
 
 def camera_id(model: mujoco.MjModel, camera: str, *, arm_root: int = 0) -> int:

@@ -66,12 +66,19 @@ def test_take_over_drive_by_keys_hand_back_and_the_timeline_shows_it(
     canvas = ws.world.canvas
     QTest.mouseClick(canvas, Qt.MouseButton.LeftButton, pos=canvas.rect().center())
     assert QApplication.focusWidget() is canvas
+    # D is "right" as seen through the camera shown, as in the Teleop workspace
+    from sim.teleop import camera_axes
+
+    world = live.runner.world
+    assert ws.world.camera.currentText() == "front"
+    axes = camera_axes(world.model, world.data, "front")
+    right, forward = np.array(axes.right), np.array(axes.forward)
     start = ee(live.runner)
-    QTest.keyPress(canvas, Qt.Key.Key_W)
-    qtbot.waitUntil(lambda: float((ee(live.runner) - start)[0]) > 0.01, timeout=30_000)
-    QTest.keyRelease(canvas, Qt.Key.Key_W)
+    QTest.keyPress(canvas, Qt.Key.Key_D)
+    qtbot.waitUntil(lambda: float((ee(live.runner) - start) @ right) > 0.01, timeout=30_000)
+    QTest.keyRelease(canvas, Qt.Key.Key_D)
     moved = ee(live.runner) - start
-    assert abs(moved[1]) < 0.005  # W drove the arm along +x only
+    assert abs(float(moved @ forward)) < 0.005  # right on screen only
     assert live.runner.actions == []  # the agent was held
     QTest.mouseClick(panel.take_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: live.teleop is None, timeout=10_000)

@@ -128,7 +128,7 @@ class LivePanel(QWidget):
         self.take_button.clicked.connect(self.toggle_takeover)
         self.take_button.setMinimumWidth(self.take_button.fontMetrics().horizontalAdvance(
             "Hand back") + 24)  # fmt: skip
-        self.keys = TakeoverKeys(lambda: self.live)
+        self.keys = TakeoverKeys(lambda: self.live, self._view)
         self.keys.watch(self)
         grid = QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)
@@ -393,6 +393,16 @@ class LivePanel(QWidget):
             self._show_playing(True)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setFocus()  # the keys come here (and work on the MuJoCo view too)
+
+    def _view(self) -> tuple[str, Any]:
+        """The camera the person looks through: keys move the arm as seen there."""
+        from app.gui.episode._world_view import FREE
+
+        view = self.world_view
+        camera = view.camera.currentText() if view is not None else ""
+        if view is not None and camera == FREE:
+            return camera, view.free
+        return camera or "front", None
 
     # ---- updates ---------------------------------------------------------------------------
     def reread(self) -> None:

@@ -1,6 +1,8 @@
 """The keys that drive the arm while a person has taken it over in a live physics episode.
 
-W/S ±x, A/D ±y, R/F ±z, Q/E yaw, Space opens or closes the jaws. The keys work wherever the
+As in the Teleop workspace, as seen in the picture of the camera shown (``sim.teleop``'s screen
+frame): A/D left/right, W/S away/toward, R/F up/down, Q/E yaw, Space opens or closes the jaws.
+The keys work wherever the
 person is looking: on the live panel and on the MuJoCo view (its picture, its camera list, its
 check boxes), which is where the eyes are while driving. :class:`TakeoverKeys` filters those
 widgets' key events; while the arm is taken it keeps the keys to itself (it accepts their
@@ -11,7 +13,7 @@ and otherwise lets every key through untouched.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QKeyEvent
@@ -22,10 +24,10 @@ if TYPE_CHECKING:
 
 TAKEOVER_LINEAR = 0.1  # m/s while a direction key is held: slow enough to place by eye
 TAKEOVER_ANGULAR = 0.8  # rad/s while Q or E is held
-#: key → (axis, sign): axes 0–2 are linear x, y, z; 3 is yaw
+#: key → (axis, sign): axes 0–2 are the screen's right, forward (away), up; 3 is yaw
 TAKEOVER_KEYS = {
-    Qt.Key.Key_W: (0, 1.0), Qt.Key.Key_S: (0, -1.0), Qt.Key.Key_A: (1, 1.0),
-    Qt.Key.Key_D: (1, -1.0), Qt.Key.Key_R: (2, 1.0), Qt.Key.Key_F: (2, -1.0),
+    Qt.Key.Key_D: (0, 1.0), Qt.Key.Key_A: (0, -1.0), Qt.Key.Key_W: (1, 1.0),
+    Qt.Key.Key_S: (1, -1.0), Qt.Key.Key_R: (2, 1.0), Qt.Key.Key_F: (2, -1.0),
     Qt.Key.Key_Q: (3, 1.0), Qt.Key.Key_E: (3, -1.0),
 }  # fmt: skip
 
@@ -33,9 +35,12 @@ TAKEOVER_KEYS = {
 class TakeoverKeys(QObject):
     """Turns held keys into the person's :class:`~sim.teleop.Command` for the live run."""
 
-    def __init__(self, live: Callable[[], LiveRun | None]) -> None:
+    def __init__(self, live: Callable[[], LiveRun | None],
+                 view: Callable[[], tuple[str, Any]] | None = None) -> None:  # fmt: skip
+        """``view()``: the camera shown and the free camera (or None), for screen motion."""
         super().__init__()
         self._live = live
+        self._view = view
         self.held: set[int] = set()
         self.grip: float | None = None  # None: keep the jaws as they are
 
@@ -85,7 +90,7 @@ class TakeoverKeys(QObject):
         self.send()
 
     def send(self) -> None:
-        from sim.teleop import Command  # mujoco-heavy: only once someone drives the arm
+        from sim.teleop import SCREEN, Command  # mujoco-heavy: only once someone drives
 
         axes = [0.0, 0.0, 0.0, 0.0]
         for key in self.held:
@@ -93,7 +98,10 @@ class TakeoverKeys(QObject):
             axes[axis] += sign
         lin = TAKEOVER_LINEAR
         cmd = Command(linear=(axes[0] * lin, axes[1] * lin, axes[2] * lin),
-                      angular=(0.0, 0.0, axes[3] * TAKEOVER_ANGULAR), grip=self.grip)  # fmt: skip
+                      angular=(0.0, 0.0, axes[3] * TAKEOVER_ANGULAR), grip=self.grip,
+                      frame=SCREEN)  # fmt: skip
         live = self._live()
         if live is not None:
+            if self._view is not None:
+                live.set_view(*self._view())
             live.command(cmd)
