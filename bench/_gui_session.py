@@ -41,7 +41,8 @@ def fork_seeks(app: Any, w: Any, eid: str, pump_until: Any, rng: random.Random,
 
     ws = w.episode
     ws.open(eid)
-    pump_until(lambda: ws.timeline is not None and ws.timeline.episode.id == eid)
+    pump_until(lambda: not ws.loading and ws.timeline is not None
+               and ws.timeline.episode.id == eid)  # fmt: skip
     middle = ws.timeline.ticks // 2
     ws.seek(middle)
     QTest.mouseClick(ws.fork_button, Qt.MouseButton.LeftButton)
@@ -93,7 +94,8 @@ def session_memory(app: Any, w: Any, eid: str, pump_until: Any, rng: random.Rand
     while time.perf_counter() - start < minutes * 60:
         w.set_workspace("episode")
         ws.open(eid)
-        pump_until(lambda: ws.timeline is not None and ws.timeline.episode.id == eid)
+        pump_until(lambda: not ws.loading and ws.timeline is not None
+               and ws.timeline.episode.id == eid)  # fmt: skip
         for _ in range(10):
             _click_tick(ws, rng.randrange(1, ws.timeline.ticks))
             target = ws.tick
@@ -109,14 +111,16 @@ def session_memory(app: Any, w: Any, eid: str, pump_until: Any, rng: random.Rand
         panel.stop()
         # a fork at tick 40, run to its tick, then dropped
         ws.open(eid)
-        pump_until(lambda: ws.timeline is not None and ws.timeline.episode.id == eid)
+        pump_until(lambda: not ws.loading and ws.timeline is not None
+               and ws.timeline.episode.id == eid)  # fmt: skip
         ws.seek(40)
         QTest.mouseClick(ws.fork_button, Qt.MouseButton.LeftButton)
         pump_until(lambda: panel.live is not None and panel.live.tick == 40, timeout=120)
         panel.stop(quiet=True)
         # compare with a run from before
         ws.open(eid)
-        pump_until(lambda: ws.timeline is not None and ws.timeline.episode.id == eid)
+        pump_until(lambda: not ws.loading and ws.timeline is not None
+               and ws.timeline.episode.id == eid)  # fmt: skip
         if others:
             ws.compare_with(others[-1])
             pump_until(lambda: ws.compared is not None)

@@ -13,8 +13,11 @@ it, so a slow render or tick never blocks the caller. An error ends the thread: 
 
 from __future__ import annotations
 
+import ctypes
 import threading
 from collections.abc import Callable
+
+from sim.gl import release_thread
 
 
 class Worker:
@@ -93,3 +96,20 @@ class Worker:
                 self.on_error(err)
         finally:
             self._finish()
+            release_thread()  # the thread's EGL state, if it rendered (sim.gl)
+            _trim()
+
+
+def _trim() -> None:
+    """Hand the heap a finished worker freed back to the system (glibc keeps it otherwise).
+
+    A frame thread's world, renderer and replay memory are freed when it ends, but glibc keeps
+    freed pages in the thread's arena: measured in the GUI, each episode opened and closed left
+    8–20 MB of resident memory that ``malloc_trim`` gives back entirely (a long session grew by
+    hundreds of MB without it). Not glibc (another libc, macOS): nothing to do."""
+    try:
+        libc = ctypes.CDLL(None)
+        trim = libc.malloc_trim
+    except (OSError, AttributeError):
+        return
+    trim(0)

@@ -202,10 +202,16 @@ class EpisodeWorkspace(QObject):
 
         def done(tl: EpisodeTimeline) -> None:
             if self._loading == tl.episode.id:
+                self._loading = None
                 self.show(tl, at=at)
 
         self.bridge.submit("episode", read_timeline, self.project.root, episode_id,
                            on_done=done, on_error=self._failed)  # fmt: skip
+
+    @property
+    def loading(self) -> bool:
+        """Whether an episode asked for is still being read."""
+        return self._loading is not None
 
     def _live_ended(self, episode_id: str, tick: int) -> None:
         """A live run ended (finished, or stopped and stored): it becomes a recorded episode,
