@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from annotation import UserError
 from storage._db import write
 from storage._history import now
+from storage.guard import LIMITS, check_size, inside
 
 if TYPE_CHECKING:
     from storage._project import Project
@@ -45,6 +46,7 @@ ARM_NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}"
 #: a reference to a profile: its name (the latest version) or ``NAME@VERSION``
 ARM_REF = re.compile(rf"^({ARM_NAME})(?:@([1-9][0-9]{{0,8}}))?$")
 _CHUNK = 1 << 20
+_MAX_FILE = max(LIMITS.mesh_bytes, LIMITS.mjcf_bytes)  # an arm's mesh, texture or XML file
 
 
 class ArmProfileError(UserError, ValueError):
@@ -180,8 +182,7 @@ class ArmProfiles:
     @contextmanager
     def stage(self, source_root: Path, files: Sequence[str], mjcf: str) -> Iterator[StagedArm]:
         """Copy ``files`` (relative to ``source_root``; ``mjcf`` among them) into a hidden
-        folder of the project; it is removed on leaving the block unless :meth:`add` took it.
-        """
+        folder of the project; it is removed on leaving the block unless :meth:`add` took it."""
         rels = sorted({_safe_rel(f) for f in files})
         main = _safe_rel(mjcf)
         if main not in rels:
@@ -190,11 +191,12 @@ class ArmProfiles:
         staging = self.folder / f".staging-{uuid.uuid4().hex[:12]}"
         staging.mkdir()
         try:
-            for rel in rels:
-                src = source_root / rel
+            for rel in rels:  # each checked again here: storage copies nothing from outside
+                src = inside(source_root, rel, what="arm file", source=mjcf)
                 dst = staging / rel
                 dst.parent.mkdir(parents=True, exist_ok=True)
                 try:
+                    check_size(src.stat().st_size, _MAX_FILE, source=src, field="arm file")
                     shutil.copyfile(src, dst)
                 except OSError as err:
                     raise ArmProfileError(f"{src}: cannot be copied ({err.strerror})") from None
@@ -390,10 +392,8 @@ class ArmProfiles:
                     "DELETE FROM arm_profiles WHERE name = ? AND version = ?", [p.name, p.version]
                 )
             gone = {p.digest for p in targets}
-            kept = {
-                str(r[0])
-                for r in self._db.execute("SELECT DISTINCT digest FROM arm_profiles").fetchall()
-            }
+            rows = self._db.execute("SELECT DISTINCT digest FROM arm_profiles").fetchall()
+            kept = {str(r[0]) for r in rows}
         for digest in gone - kept:  # after the commit: a failed delete keeps the files
             shutil.rmtree(self.folder / digest, ignore_errors=True)
         return targets

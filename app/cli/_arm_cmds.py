@@ -34,20 +34,31 @@ def arm() -> None:
 @click.option("--trials", default=3, show_default=True, type=click.IntRange(min=0),
               help="Pick-and-place trials the check runs.")  # fmt: skip
 @click.option("--force", is_flag=True, help="Store the arm even if the check finds errors.")
+@click.option("--root", type=click.Path(path_type=Path, file_okay=False), default=None,
+              help="The arm's folder: every file the MJCF reads must be inside it (default: "
+              "the MJCF's folder; give the folder above for a ../meshes layout).")  # fmt: skip
 @project_option(CREATED_HELP)
 def add(
     name: str, mjcf: Path, ee_site: str, arm_joints: str, gripper: str, trials: int,
-    force: bool, project_dir: Path,
+    force: bool, root: Path | None, project_dir: Path,
 ) -> None:  # fmt: skip
     """Check the arm in MJCF and store it (with its meshes and includes) as NAME.
 
     Adding a NAME that exists makes its next version (NAME@2, …); episodes keep the version
-    they ran with.
+    they ran with. Every file the MJCF names must lie inside its folder (or --root).
     """
     from sim.episode import ArmCheckFailedError, add_arm, arm_files, report_json
     from storage import Project
+    from storage.guard import PathError
 
-    arm_files(mjcf)  # a file MuJoCo cannot load is refused before a project is made for it
+    # a file MuJoCo cannot load, or one from outside the arm's folder, is refused before a
+    # project is made for it
+    try:
+        arm_files(mjcf, root)
+    except PathError as err:
+        folder = root if root is not None else mjcf.expanduser().resolve().parent
+        raise PathError(f"{err}; every file the arm reads must be inside its folder "
+                        f"({folder}/), and --root names a wider one") from None  # fmt: skip
     made = _first_missing(project_dir)
     # only a project this add makes is taken away again: never a folder that held anything
     fresh = made is not None or (project_dir.is_dir() and not any(project_dir.iterdir()))
@@ -56,7 +67,7 @@ def add(
             try:
                 added = add_arm(
                     project, name, mjcf, ee_site=ee_site, arm_joints=_names(arm_joints),
-                    gripper_actuators=_names(gripper), trials=trials, force=force,
+                    gripper_actuators=_names(gripper), trials=trials, force=force, root=root,
                 )  # fmt: skip
             except ArmCheckFailedError as err:
                 _print_report(report_json(err.report))

@@ -142,13 +142,14 @@ def run(
 @click.argument("bundle", type=click.Path(path_type=Path))
 @project_option()
 def import_(bundle: Path, project_dir: Path) -> None:
-    """Import an episode bundle another harness wrote (docs/episode-bundle.md)."""
-    from sim.review import import_bundle
+    """Import an episode bundle another harness wrote (docs/episode-bundle.md); the same
+    bundle again changes nothing."""
+    from sim.review import import_episode_bundle
     from storage import Project
 
     with Project.open(project_dir) as project:
-        eid = import_bundle(project, bundle)
-    click.echo(f"episode {eid[:8]} imported from {bundle}; open it in the Episode workspace")
+        done = import_episode_bundle(project, bundle)
+    click.echo(f"{done.summary(bundle)}; open it in the Episode workspace")
 
 
 @episode.command("note")

@@ -34,6 +34,7 @@ from judge.models._client_wire import (
     InvalidReplyError,
     called_tool,
     check,
+    cut_reply,
     encode,
     usage_of,
     validator,
@@ -382,9 +383,8 @@ class OpenAIModel:
             return
         # The request is scrubbed too: a re-ask quotes the model's reply, which could be anything.
         clean = self._scrub_all(request)
-        self._recorder(
-            call_record(stage, prompt_version, clean, self._scrub(reply), ok, error, usage)
-        )
+        kept = cut_reply(self._scrub(reply))  # scrubbed whole, then cut to LIMITS.reply_bytes
+        self._recorder(call_record(stage, prompt_version, clean, kept, ok, error, usage))
 
 
 @functools.cache

@@ -2,6 +2,12 @@
 
 Kept apart from :mod:`judge.models._client` so the HTTP and budget logic stays readable; nothing
 here does I/O.
+
+A reply is the endpoint's to make as long as it likes, and a model's words are repeated back to
+it when it is asked again: so a reply over ``LIMITS.reply_bytes`` is invalid whatever it says
+(:func:`check`), what is stored of a reply is cut to that limit and says so (:func:`cut_reply`),
+and a re-ask quotes at most :data:`EXCERPT_CHARS` of the rejected reply. Without that, one 50 MB
+reply became a 52 MB re-ask, then a 105 MB one, and all of it was stored.
 """
 
 from __future__ import annotations
@@ -13,6 +19,9 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from judge.models._api import FrameImage, Message, Tool, ToolCall
+from storage.guard import LIMITS
+
+EXCERPT_CHARS = 2_000  # of a rejected reply, quoted back to the model when it is asked again
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
@@ -85,6 +94,22 @@ def _validator(schema_json: str) -> Draft202012Validator:
 
 
 # ---- reply checking ---------------------------------------------------------------------------
+def utf8_size(text: str) -> int:
+    """The reply's size in UTF-8 bytes (encoded only when it is not plain ASCII)."""
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
+def cut_reply(text: str, limit: int | None = None) -> str:
+    """``text`` as it may be stored: whole, or its first ``limit`` bytes and a note that it
+    was cut (and how long it was)."""
+    limit = LIMITS.reply_bytes if limit is None else limit
+    size = utf8_size(text)
+    if size <= limit:
+        return text
+    head = text.encode("utf-8", "surrogatepass")[:limit].decode("utf-8", "ignore")
+    return f"{head}\n[cut by the workbench: the reply was {size:,} bytes; {limit:,} are kept]"
+
+
 def usage_of(text: str) -> tuple[int, int, bool]:
     """(prompt tokens, completion tokens, whether the reply reported usage at all)."""
     try:
@@ -109,6 +134,12 @@ def check(text: str, offered: Mapping[str, tuple[Tool, Draft202012Validator]]) -
 
     names = ", ".join(offered)
     hint = f"Reply with exactly one call to one of [{names}] whose arguments match its schema."
+    size, limit = utf8_size(text), LIMITS.reply_bytes
+    if size > limit:  # nothing of it is quoted back: the re-ask stays as small as the ask
+        correction = (f"Your reply was rejected: it was {size:,} bytes, more than the "
+                      f"{limit:,} an answer may take. {hint}")  # fmt: skip
+        error = f"the reply is {size:,} bytes; the limit is {limit:,}"
+        raise InvalidReplyError(error, [{"role": "user", "content": correction}])
     try:
         data = json.loads(text)
         choice = data["choices"][0]
@@ -124,6 +155,11 @@ def check(text: str, offered: Mapping[str, tuple[Tool, Draft202012Validator]]) -
 
     def invalid(error: str) -> InvalidReplyError:
         correction = f"Your reply was rejected: {error}. {hint}"
+        said_all = (content or "") + (json.dumps(calls, ensure_ascii=False) if calls else "")
+        if len(said_all) > EXCERPT_CHARS:  # quoted back cut, as plain text
+            excerpt = said_all[:EXCERPT_CHARS] + f"… [cut: {len(said_all):,} characters]"
+            said = [{"role": "assistant", "content": excerpt}]
+            return InvalidReplyError(error + cut, [*said, {"role": "user", "content": correction}])
         ids = [c.get("id") for c in calls if isinstance(c, dict)]
         if calls and all(isinstance(i, str) and i for i in ids) and len(ids) == len(calls):
             # Tool calls must be answered by tool messages, one per call id.
@@ -142,7 +178,7 @@ def check(text: str, offered: Mapping[str, tuple[Tool, Draft202012Validator]]) -
     fn = calls[0].get("function") if isinstance(calls[0], dict) else None
     name = fn.get("name") if isinstance(fn, dict) else None
     if not isinstance(fn, dict) or name not in offered:
-        raise invalid(f"unknown tool {name!r} (offered: {names})")
+        raise invalid(f"unknown tool {name!r:.80} (offered: {names})")
     raw_args = fn.get("arguments")
     try:
         args = json.loads(raw_args) if isinstance(raw_args, str) else raw_args

@@ -205,11 +205,14 @@ def add_arm(
     gripper_actuators: tuple[str, ...],
     trials: int = 3,
     force: bool = False,
+    root: Path | None = None,
 ) -> AddedArm:
     """Check the arm on a copy in the project and store it as the next version of ``name``.
 
-    Raises ArmSpecError for a file or names that cannot work, and ArmCheckFailedError (with
-    the report) when the check finds errors and ``force`` is not set; neither stores anything.
+    Every file the MJCF reads must lie inside ``root`` (default: the MJCF's folder). Raises
+    ArmSpecError for a file or names that cannot work, PathError for a file from outside
+    ``root``, LimitError for a file too big or too many bodies, and ArmCheckFailedError (with
+    the report) when the check finds errors and ``force`` is not set; none stores anything.
     """
     from sim.mujoco import ArmSpec, check_arm
 
@@ -219,7 +222,7 @@ def add_arm(
     if "@" in name:
         raise ArmProfileError(f"name: {name!r}: versions are numbered by the project, not '@'")
     source = Path(mjcf).expanduser()
-    found = arm_files(source)
+    found = arm_files(source, root)
     with project.arms.stage(found.root, found.files, found.mjcf) as staged:
         check_copy(staged.mjcf, staged.root, source)
         spec = ArmSpec(staged.mjcf, ee_site, arm_joints, gripper_actuators)

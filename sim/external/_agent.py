@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # sim.episode will import this package to offer it: no import
 #: called with direction ("sent" | "received"), tick and the message, for every message
 Recorder = Callable[[str, int, dict[str, Any]], None]
 Render = Callable[[str, int, int], npt.NDArray[np.uint8]]  # camera, width, height → RGB image
+EXCERPT_BYTES = 2_000  # of a refused message, kept with the episode
 T = TypeVar("T")
 
 
@@ -227,11 +228,13 @@ class ExternalAgent:
         except TransportClosedError as e:
             raise self._error(f"the agent {e} instead of answering the {answering}") from None
         try:
-            msg = p.decode(raw)
+            msg = p.decode(raw)  # its size, depth, texts and numbers too: before it is kept
         except MessageError as v:
-            if self._record is not None:
-                self._record("received", tick, {"invalid": raw.decode("utf-8", "replace")})
-            if isinstance(self.transport, ProcessTransport) and not v.field:
+            if self._record is not None:  # kept for the audit, cut: never stored at any size
+                shown = raw[:EXCERPT_BYTES].decode("utf-8", "replace")
+                cut = f"… [cut: {len(raw):,} bytes]" if len(raw) > EXCERPT_BYTES else ""
+                self._record("received", tick, {"invalid": shown + cut})
+            if isinstance(self.transport, ProcessTransport) and v.problem.startswith("not "):
                 v = MessageError("", f"{v.problem} (stdout is for protocol lines: log to stderr)")
             raise self._violation(v) from None
         if self._record is not None:

@@ -4,6 +4,13 @@ Builders turn engine values into the JSON objects the workbench sends; parsers c
 agent sends and raise :class:`MessageError` naming the field, which the agent wraps with the
 message number and who sent it. Messages are strict: an unknown field is an error, so a typo in
 an agent ("action" for "actions") fails loudly instead of being ignored.
+
+What an agent sends is stored with the episode, so it is bounded like any file from elsewhere
+(:mod:`storage.guard`): a message is at most ``LIMITS.agent_message_bytes`` (the transport stops
+reading past it), nested at most ``LIMITS.json_depth`` deep, every text (a ``say``, a ``claim``,
+a command) at most ``LIMITS.text_chars`` characters and every integer within SQLite's range.
+A message over a limit is refused, naming the field, like any other broken message: nothing of
+it is cut and kept, so an agent learns at once instead of having its words shortened quietly.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ import numpy.typing as npt
 from annotation import UserError
 from sim.scenario import BoundScenario
 from sim.world import Action, ActionFormatError, Outcome, SceneGraph, Verb, Verdict, parse_command
+from storage.guard import LIMITS, LimitError, check_int
 
 PROTOCOL = "workbench-agent/1"
 FRAME_SIZES = range(16, 2049)  # pixels per side a frame may have
@@ -159,18 +167,55 @@ def observation(
 
 # -- agent → workbench -------------------------------------------------------------------------
 def decode(raw: bytes) -> dict[str, Any]:
-    """One line as a JSON object."""
+    """One line as a JSON object, within the limits (see the module docstring)."""
+    if len(raw) > LIMITS.agent_message_bytes:
+        raise MessageError("", too_long(len(raw)))
     try:
         msg = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as e:
         raise MessageError("", f"not UTF-8 ({e.reason} at byte {e.start})") from None
     except json.JSONDecodeError as e:
         raise MessageError("", f"not JSON ({e.msg} at column {e.colno})") from None
+    except (RecursionError, ValueError) as e:  # nested past Python's stack; 5,000-digit numbers
+        why = "nested too deep" if isinstance(e, RecursionError) else str(e)
+        raise MessageError("", f"not JSON the workbench can read ({why})") from None
     if not isinstance(msg, dict):
         raise MessageError("", f"must be a JSON object, got {type(msg).__name__}")
+    _check_values(msg)
     if not isinstance(msg.get("type"), str):
         raise MessageError("type", "missing (every message names its type)")
     return msg
+
+
+def too_long(size: int) -> str:
+    """Why a message of ``size`` bytes (or more) is refused."""
+    return (f"the message is {size:,} bytes or more; the limit is "
+            f"{LIMITS.agent_message_bytes:,} (a say may have {LIMITS.text_chars:,} "
+            "characters; send frames and logs elsewhere)")  # fmt: skip
+
+
+def _check_values(msg: dict[str, Any]) -> None:
+    """Depth, text lengths and integer ranges, each refusal naming the field
+    (``say``, ``actions[2]``, ``agent.name``)."""
+    stack: list[tuple[Any, str, int]] = [(msg, "", 0)]
+    while stack:
+        value, at, depth = stack.pop()
+        if depth > LIMITS.json_depth:
+            raise MessageError(at, f"nested deeper than {LIMITS.json_depth} levels")
+        if isinstance(value, dict):
+            stack.extend((v, f"{at}.{k}" if at else str(k), depth + 1) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((v, f"{at}[{i}]", depth + 1) for i, v in enumerate(value))
+        elif isinstance(value, str) and len(value) > LIMITS.text_chars:
+            raise MessageError(at, f"is {len(value):,} characters; the limit is "
+                                   f"{LIMITS.text_chars:,}")  # fmt: skip
+        elif isinstance(value, int) and not isinstance(value, bool):
+            try:  # ticks and the like end up in SQLite
+                check_int(value, source="message", field=at)
+            except LimitError:
+                raise MessageError(
+                    at, f"{value!s:.40} is beyond the integers stored (±2⁶³)"
+                ) from None
 
 
 def parse_ready(msg: Mapping[str, Any], cameras: Sequence[str]) -> Ready:

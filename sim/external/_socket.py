@@ -16,6 +16,7 @@ from pathlib import Path
 
 from sim.external._protocol import ExternalAgentError
 from sim.external._transport import TransportClosedError
+from storage.guard import LIMITS
 
 LOOPBACK = "127.0.0.1"
 
@@ -113,9 +114,14 @@ class SocketTransport:
             raise TransportClosedError("closed the connection") from None
 
     def receive(self, timeout: float) -> bytes:
+        """The next line; past ``LIMITS.agent_message_bytes`` without a newline, what came so
+        far (too long: ``decode`` refuses it), so no agent can fill the memory."""
         conn = self._connection()
         deadline = time.monotonic() + timeout
         while b"\n" not in self._buffer:
+            if len(self._buffer) > LIMITS.agent_message_bytes:
+                line, self._buffer = self._buffer, b""
+                return line
             left = deadline - time.monotonic()
             if left <= 0:
                 raise TimeoutError

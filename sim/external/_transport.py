@@ -3,6 +3,10 @@
 A transport moves whole lines (bytes without the newline) and knows nothing of JSON. It reports
 a closed peer as :class:`TransportClosedError` and a late one as :class:`TimeoutError`; the
 agent turns both into an :class:`ExternalAgentError` naming the message it was waiting for.
+
+A line is read no further than ``LIMITS.agent_message_bytes`` and one byte: a longer one is
+received cut there (``decode`` refuses it by its length), never held whole in memory (an
+agent's 8 GB line would otherwise be), and the rest of it is skipped up to its newline.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from pathlib import Path
 from typing import IO, Protocol
 
 from sim.external._protocol import ExternalAgentError
+from storage.guard import LIMITS
 
 GRACE_SECONDS = 2.0  # how long an agent may take to leave on its own, then to die on SIGTERM
 STDERR_LINES = 200  # kept in memory for the tail shown in error messages
@@ -26,6 +31,12 @@ STDERR_LINES = 200  # kept in memory for the tail shown in error messages
 
 class TransportClosedError(Exception):
     """The other side went away; the message says how (exit code, closed connection)."""
+
+
+def skip_line(pipe: IO[bytes]) -> None:
+    """Read and drop the rest of a line too long to keep, a chunk at a time."""
+    while (rest := pipe.readline(1 << 16)) and not rest.endswith(b"\n"):
+        pass
 
 
 class Transport(Protocol):
@@ -98,8 +109,13 @@ class ProcessTransport:
         return repr(shown if len(shown) <= 120 else shown[:119] + "…")
 
     def _read_stdout(self, pipe: IO[bytes]) -> None:
-        for line in pipe:
-            self._lines.put(line.rstrip(b"\r\n"))
+        limit = LIMITS.agent_message_bytes
+        while line := pipe.readline(limit + 1):
+            if len(line) > limit and not line.endswith(b"\n"):
+                self._lines.put(line)  # cut: ``decode`` refuses it by its length
+                skip_line(pipe)
+            else:
+                self._lines.put(line.rstrip(b"\r\n"))
         self._lines.put(None)
 
     def _read_stderr(self, pipe: IO[bytes]) -> None:

@@ -21,6 +21,7 @@ from sim.mujoco._compose import compose, compose_spec
 from sim.mujoco._controller import MOTION_VERSION, Controller
 from sim.mujoco._gripper import Gripper, measure_gripper, open_fraction
 from sim.mujoco._ik import Kinematics, down_rotation, jaw_yaw, mat_to_quat, quat_to_mat
+from sim.mujoco._mjcf_files import MjcfFiles, check_bodies, scan_mjcf
 from sim.mujoco._perceive import perceive
 from sim.mujoco._perturb import Push
 from sim.mujoco._render import Orbit
@@ -44,6 +45,7 @@ __all__ = [
     "Gripper",
     "Kinematics",
     "Manual",
+    "MjcfFiles",
     "Orbit",
     "PhysicsWorld",
     "Push",
@@ -52,6 +54,7 @@ __all__ = [
     "Step",
     "bind_arm",
     "check_arm",
+    "check_bodies",
     "compose",
     "compose_spec",
     "down_rotation",
@@ -64,6 +67,7 @@ __all__ = [
     "pick_place_trial",
     "quat_to_mat",
     "random_layout",
+    "scan_mjcf",
     "scenario_capability",
     "scenario_warnings",
     "scene_path",

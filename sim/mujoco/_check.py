@@ -18,12 +18,13 @@ from typing import Any
 import mujoco  # type: ignore[import-untyped]
 import numpy as np
 
-from sim.mujoco._arm import ArmBinding, ArmSpec
+from sim.mujoco._arm import ArmBinding, ArmSpec, ArmSpecError
 from sim.mujoco._bind import bind_arm
 from sim.mujoco._check_warnings import explain_warnings, mujoco_warnings
 from sim.mujoco._compose import compile_spec, compose, load_spec
 from sim.mujoco._gripper import measure_gripper
 from sim.mujoco._ik import Kinematics, down_rotation
+from sim.mujoco._mjcf_files import check_bodies, scan_mjcf
 from sim.mujoco._trial import AREA, CHECK_TABLE, TABLE_Z, pick_place_trial, random_layout
 
 RECOMMENDED = {
@@ -201,32 +202,38 @@ def reach_summary(model: mujoco.MjModel, arm: ArmBinding, n: int = 6) -> dict[st
 
 
 def check_arm(spec: ArmSpec, *, trials: int = 3) -> ArmReport:
-    """Check an arm end to end; raises ArmSpecError for a file or names that cannot work.
+    """Check an arm end to end; raises ArmSpecError for a file or names that cannot work
+    (MuJoCo stopping with a fatal error too), LimitError for files too big or too many bodies.
 
     MuJoCo's own warnings (printed by MuJoCo once per simulation, so once per trial) are
     collected instead and become one message each in the report (:mod:`._check_warnings`).
     Reach, trials and the report all use the one home posture (``_arm.home_posture``).
     """
+    file = spec.mjcf.name
+    scan_mjcf(spec.mjcf)  # sizes and bodies, before MuJoCo reads a file
     with mujoco_warnings() as heard:
-        file = spec.mjcf.name
-        model = compile_spec(load_spec(spec.mjcf), file)
-        arm = bind_arm(model, spec)
-        names, msgs = _inspect(model, spec, arm)
-        msgs += _options(model, file)
-        scene, bound = compose(CHECK_TABLE, spec)
-        reach = reach_summary(scene, bound)
-        if reach["fraction"] < 0.9:
-            msgs.append(
-                f"error: the gripper reaches only {reach['fraction']:.0%} of the check table's "
-                "poses"
-            )
-        succeeded = 0
-        for seed in range(trials):
-            heard.stage = f"trial {seed}"
-            result = pick_place_trial(spec, random_layout(np.random.default_rng(seed)))
-            succeeded += result.ok
-            if not result.ok:
-                msgs.append(f"error: pick-and-place trial {seed} failed: {result.reason}")
+        try:
+            model = compile_spec(load_spec(spec.mjcf), file)
+            check_bodies(int(model.nbody) - 1, file)  # generated ones count here
+            arm = bind_arm(model, spec)
+            names, msgs = _inspect(model, spec, arm)
+            msgs += _options(model, file)
+            scene, bound = compose(CHECK_TABLE, spec)
+            reach = reach_summary(scene, bound)
+            if reach["fraction"] < 0.9:
+                msgs.append(
+                    f"error: the gripper reaches only {reach['fraction']:.0%} of the check "
+                    "table's poses"
+                )
+            succeeded = 0
+            for seed in range(trials):
+                heard.stage = f"trial {seed}"
+                result = pick_place_trial(spec, random_layout(np.random.default_rng(seed)))
+                succeeded += result.ok
+                if not result.ok:
+                    msgs.append(f"error: pick-and-place trial {seed} failed: {result.reason}")
+        except mujoco.FatalError as exc:  # its stack or memory ran out: the model's to fix
+            raise ArmSpecError(f"{file}: MuJoCo stopped: {' '.join(str(exc).split())}") from None
     msgs += explain_warnings(heard, scene, trials=trials)
     return ArmReport(
         arm=file,

@@ -47,7 +47,7 @@ def load_spec(source: Path | str) -> mujoco.MjSpec:
         return mujoco.MjSpec.from_file(str(path))
     except ArmSpecError:
         raise
-    except (ValueError, RuntimeError) as exc:
+    except (ValueError, RuntimeError, mujoco.FatalError) as exc:
         raise ArmSpecError(f"{label}: {_one_line(exc)}") from exc
 
 
@@ -55,7 +55,7 @@ def compile_spec(spec: mujoco.MjSpec, label: str) -> mujoco.MjModel:
     """Compile, turning MuJoCo's error into an ArmSpecError that names ``label``."""
     try:
         return spec.compile()
-    except (ValueError, RuntimeError) as exc:
+    except (ValueError, RuntimeError, mujoco.FatalError) as exc:
         raise ArmSpecError(f"{label}: {_one_line(exc)}") from exc
 
 

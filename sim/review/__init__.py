@@ -6,8 +6,9 @@ The episode workspace (``app/gui/episode``) draws these; nothing here imports Qt
 from sim.episode import GraphCursor, apply_diff, changed
 from sim.review._belief import Mismatch, mismatches
 from sim.review._bundle import FORMAT as BUNDLE_FORMAT
-from sim.review._bundle import BundleFormatError, import_bundle, read_bundle
+from sim.review._bundle import BundleFormatError, read_bundle
 from sim.review._bundle_export import export_bundle
+from sim.review._bundle_import import BundleImport, import_bundle, import_episode_bundle
 from sim.review._camera import FreeCamera
 from sim.review._fork import first_divergence, fork_build, fork_world
 from sim.review._live import Build, LiveRun
@@ -24,6 +25,7 @@ __all__ = [
     "TRACKS",
     "Build",
     "BundleFormatError",
+    "BundleImport",
     "EpisodeTimeline",
     "Frame",
     "FrameThread",
@@ -46,6 +48,7 @@ __all__ = [
     "fork_build",
     "fork_world",
     "import_bundle",
+    "import_episode_bundle",
     "load_timeline",
     "mismatches",
     "read_bundle",

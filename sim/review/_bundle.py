@@ -3,9 +3,16 @@
 A bundle is a folder with ``episode.json`` (what ran) and ``stream.jsonl`` (what happened, one
 JSON object per line, by tick), and optionally videos. docs/episode-bundle.md is the format.
 :func:`read_bundle` validates every line and names the file, line and field of the first
-problem; :func:`import_bundle` stores the episode in one transaction (all or nothing), so it
-opens in the episode workspace like a recorded one. An imported episode has no scenario file
-behind it: it is not replayed or forked, and says so.
+problem; :func:`sim.review.import_bundle` stores the episode.
+
+A bundle comes from elsewhere, so it is read as hostile (:mod:`storage.guard`): every file it
+names must resolve inside the bundle folder (no absolute path, no ``..``, no symlink out, or a
+private file would be copied into the project); the manifest and the stream are refused by
+size before they are read, the stream is read a bounded line at a time and never whole, JSON
+nesting, integers (SQLite's range), texts, the stream's lines (and the states they expand to),
+the number of videos, goal conditions and events are bounded, and each refusal is one line
+naming the file and the field. States are kept as the scene-graph text the project stores,
+not as parsed objects, so memory stays near that text's size.
 """
 
 from __future__ import annotations
@@ -14,7 +21,8 @@ import hashlib
 import json
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from itertools import count
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -22,17 +30,11 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from annotation import UserError
 from sim.world import Node, SceneGraph
-from storage import (
-    ActionRecord,
-    ActionSource,
-    ConditionRecord,
-    EventRecord,
-    Project,
-    TickRecord,
-    TurnRecord,
-)
+from storage.guard import LIMITS, LimitError, check_size, inside, loads_json
 
 FORMAT = "workbench-episode-bundle/1"
+MANIFEST, STREAM = "episode.json", "stream.jsonl"
+_INT_MAX = 2**63 - 1  # SQLite's integer range (storage.guard.check_int's): stored as given
 
 
 class BundleFormatError(UserError, ValueError):
@@ -40,40 +42,45 @@ class BundleFormatError(UserError, ValueError):
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+Text = Annotated[str, Field(max_length=LIMITS.text_chars)]
+Name = Annotated[str, Field(min_length=1, max_length=LIMITS.text_chars)]
+Tick = Annotated[int, Field(ge=0, le=_INT_MAX)]
 
 
 class Video(_Strict):
-    file: str
-    camera: str
+    file: Name
+    camera: Text
     offset_s: float = 0.0  # the video's first frame is at this many seconds of episode time
 
 
 class Goal(_Strict):
-    text: str
-    true_since: int | None = None  # the tick it became and stayed true; None: never
+    text: Text
+    true_since: Tick | None = None  # the tick it became and stayed true; None: never
 
 
 class Meta(_Strict):
     format: Literal["workbench-episode-bundle/1"]
-    scenario: str = Field(min_length=1)
-    family: str = "external"
-    agent: str = Field(min_length=1)
+    scenario: Name
+    family: Name = "external"
+    agent: Name
     tick_s: float = Field(gt=0)
-    ticks: int = Field(ge=0)
+    ticks: Tick
     status: Literal[
         "completed", "execution_blocked", "aborted", "budget_exhausted", "cancelled", "failed"
     ] = "completed"
-    end_reason: str | None = None  # why it ended as it did, in words
+    end_reason: Text | None = None  # why it ended as it did, in words
     success: bool | None = None
-    seed: int = 0
+    seed: Annotated[int, Field(ge=-_INT_MAX - 1, le=_INT_MAX)] = 0
     goal: list[Goal] = Field(default_factory=list)
     videos: list[Video] = Field(default_factory=list)
 
 
 class Obj(_Strict):
-    id: str = Field(min_length=1)
-    type: str = "object"
+    id: Name
+    type: Text = "object"
     pos: tuple[float, float, float] = (0.0, 0.0, 0.0)
     size: tuple[float, float, float] = (0.05, 0.05, 0.05)
     attrs: dict[str, Any] = Field(default_factory=dict)
@@ -81,44 +88,44 @@ class Obj(_Strict):
 
 
 class State(_Strict):
-    tick: int = Field(ge=0)
+    tick: Tick
     type: Literal["state", "belief"]
     objects: list[Obj]
-    relations: list[tuple[str, str, str]] = Field(default_factory=list)
+    relations: list[tuple[Text, Text, Text]] = Field(default_factory=list)
 
 
 class Act(_Strict):
-    tick: int = Field(ge=0)
+    tick: Tick
     type: Literal["action"]
-    text: str = Field(min_length=1)
+    text: Name
     source: Literal["agent", "user", "harness", "reference"] = "agent"
-    end_tick: int | None = None
-    outcome: str = "ok"
+    end_tick: Tick | None = None
+    outcome: Text = "ok"
 
 
 class Rejected(_Strict):
-    tick: int = Field(ge=0)
+    tick: Tick
     type: Literal["rejected"]
-    text: str = Field(min_length=1)
-    reasons: list[str] = Field(min_length=1)
+    text: Name
+    reasons: list[Text] = Field(min_length=1)
 
 
 class Say(_Strict):
-    tick: int = Field(ge=0)
+    tick: Tick
     type: Literal["say"]
     speaker: Literal["user", "assistant"]
-    text: str
-    flag: str | None = None
+    text: Text
+    flag: Text | None = None
 
 
 class Ev(_Strict):
-    tick: int = Field(ge=0)
+    tick: Tick
     type: Literal["event"]
-    id: str = Field(min_length=1)
+    id: Name
     category: Literal["error", "question", "request", "plan_change"]
     what: Literal["trigger", "commit", "resolve"]
-    kind: str = ""
-    resolution: str | None = None
+    kind: Text = ""
+    resolution: Text | None = None
 
 
 Line = Annotated[State | Act | Rejected | Say | Ev, Field(discriminator="type")]
@@ -127,9 +134,17 @@ _LINE: TypeAdapter[Line] = TypeAdapter(Line)
 
 @dataclass
 class Bundle:
+    """A checked bundle: its manifest, the world and belief states as scene-graph text by
+    tick, the other lines in tick order, and each video's resolved file."""
+
     root: Path
     meta: Meta
-    lines: list[Line]
+    states: list[tuple[int, str]]
+    beliefs: list[tuple[int, str]]
+    lines: list[Act | Rejected | Say | Ev]
+    videos: list[tuple[Path, Video]] = field(default_factory=list)
+    manifest_sha256: str = ""
+    stream_sha256: str = ""
 
     def of(self, *kinds: str) -> Iterator[Any]:
         return (x for x in self.lines if x.type in kinds)
@@ -137,48 +152,126 @@ class Bundle:
 
 def _error(where: str, err: ValidationError) -> BundleFormatError:
     e = err.errors()[0]
-    field = ".".join(str(p) for p in e["loc"]) or "(line)"
-    return BundleFormatError(f"{where}: {field}: {e['msg']}")
+    loc = ".".join(str(p) for p in e["loc"]) or "(line)"
+    return BundleFormatError(f"{where}: {loc}: {e['msg']}")
+
+
+def _member(root: Path, name: str) -> Path:
+    """``root/name`` resolved inside ``root``, and a regular file."""
+    path = inside(root, name, what="bundle file", source=str(root))
+    if not path.is_file():
+        raise BundleFormatError(f"{root / name}: missing (a bundle has {MANIFEST} and {STREAM})")
+    return path
 
 
 def read_bundle(root: Path) -> Bundle:
     """Read and check a bundle folder (see the module docstring)."""
-    meta_path, stream = root / "episode.json", root / "stream.jsonl"
-    for p in (meta_path, stream):
-        if not p.is_file():
-            raise BundleFormatError(f"{p}: missing (a bundle has episode.json and stream.jsonl)")
+    root = Path(root)
+    meta_file, stream_file = root / MANIFEST, root / STREAM
+    if not root.is_dir():
+        raise BundleFormatError(f"{meta_file}: missing (a bundle is a folder with {MANIFEST} "
+                                f"and {STREAM})")  # fmt: skip
+    manifest, stream = _member(root, MANIFEST), _member(root, STREAM)
+    check_size(manifest.stat().st_size, LIMITS.json_bytes, source=meta_file)
+    raw = manifest.read_bytes()
+    data = loads_json(raw, source=meta_file)
+    for key, limit in (("videos", LIMITS.videos), ("goal", LIMITS.bundle_entries)):
+        if isinstance(data, dict) and isinstance(data.get(key), list):  # counted before checked
+            check_size(len(data[key]), limit, source=meta_file, field=key, unit="entries")
     try:
-        meta = Meta.model_validate(json.loads(meta_path.read_text(encoding="utf-8")))
-    except json.JSONDecodeError as err:
-        raise BundleFormatError(f"{meta_path}: line {err.lineno}: not JSON: {err.msg}") from None
+        meta = Meta.model_validate(data)
     except ValidationError as err:
-        raise _error(str(meta_path), err) from None
-    for v in meta.videos:
-        if not (root / v.file).is_file():
-            raise BundleFormatError(f"{meta_path}: videos: {v.file} is not in the bundle")
-    lines: list[Line] = []
-    for n, text in enumerate(stream.read_text(encoding="utf-8").splitlines(), start=1):
-        if not text.strip():
+        raise _error(str(meta_file), err) from None
+    videos = []
+    for k, v in enumerate(meta.videos):
+        path = inside(root, v.file, what=f"videos.{k}.file", source=str(meta_file))
+        if not path.is_file():
+            raise BundleFormatError(f"{meta_file}: videos: {v.file} is not in the bundle")
+        videos.append((path, v))
+    bundle = Bundle(root, meta, [], [], [], videos, hashlib.sha256(raw).hexdigest())
+    bundle.stream_sha256 = _read_stream(stream, stream_file, meta.ticks, bundle)
+    return bundle
+
+
+def _raw_lines(path: Path, shown: Path) -> Iterator[tuple[int, bytes]]:
+    """``(number, bytes)`` of each non-blank line, each and all of them within their limits,
+    read a bounded line at a time (the file is never in memory whole)."""
+    limit = LIMITS.line_bytes
+    check_size(path.stat().st_size, LIMITS.stream_bytes, source=shown)
+    total, kept = 0, 0
+    with path.open("rb") as f:
+        for n in count(1):
+            raw = f.readline(limit + 1)
+            if not raw:
+                return
+            total += len(raw)  # the file may have grown since it was measured
+            check_size(total, LIMITS.stream_bytes, source=shown)
+            if len(raw) > limit and not raw.endswith(b"\n"):
+                raise LimitError(f"{shown}: line {n} is longer than {limit:,} bytes")
+            kept += bool(raw.strip())
+            if kept > LIMITS.stream_lines:
+                raise _over(shown, n, f"more than {LIMITS.stream_lines:,} lines",
+                            LIMITS.stream_lines)  # fmt: skip
+            yield n, raw
+
+
+def _over(shown: Path, n: int, what: str, limit: int) -> LimitError:
+    return LimitError(f"{shown}: line {n}: {what}; the limit is {limit:,}")
+
+
+def _read_stream(path: Path, shown: Path, ticks: int, into: Bundle) -> str:
+    """Fill ``into`` from the stream; returns the stream's sha256."""
+    digest, stored, rest = hashlib.sha256(), 0, []
+    events: set[str] = set()
+    for n, raw in _raw_lines(path, shown):
+        digest.update(raw)
+        if not raw.strip():
             continue
-        where = f"{stream}: line {n}"
-        try:
-            line = _LINE.validate_python(json.loads(text))
+        line = _parse_line(raw, shown, n, ticks)
+        if isinstance(line, State):
+            text = graph_json(line)
+            stored += len(text)  # with the defaults filled in: a terse stream grows 10×
+            if stored > LIMITS.stream_bytes:
+                raise _over(shown, n, f"the states come to {stored:,} bytes as the project "
+                            "stores them", LIMITS.stream_bytes)  # fmt: skip
+            (into.states if line.type == "state" else into.beliefs).append((line.tick, text))
+            continue
+        if isinstance(line, Ev) and line.id not in events:
+            events.add(line.id)
+            if len(events) > LIMITS.bundle_entries:
+                raise _over(shown, n, f"id: event {len(events):,}", LIMITS.bundle_entries)
+        rest.append(line)
+    into.states.sort(key=lambda s: s[0])
+    into.beliefs.sort(key=lambda s: s[0])
+    into.lines = sorted(rest, key=lambda x: x.tick)
+    if not into.states or into.states[0][0] != 0:
+        raise BundleFormatError(f"{shown}: the world's state at tick 0 is missing (a line "
+                                '{"tick": 0, "type": "state", …})')  # fmt: skip
+    twice = [t for t, n in Counter(t for t, _ in into.states).items() if n > 1]
+    if twice:
+        raise BundleFormatError(f"{shown}: two states for one tick ({twice[0]})")
+    return digest.hexdigest()
+
+
+def _parse_line(raw: bytes, stream: Path, n: int, ticks: int) -> Line:
+    where = f"{stream}: line {n}"
+    try:
+        obj = loads_json(raw, source=stream, field=f"line {n}", max_bytes=LIMITS.line_bytes)
+    except LimitError:
+        try:  # plain bad JSON keeps its short message; size, UTF-8 and depth stay limits
+            json.loads(raw)
         except json.JSONDecodeError as err:
             raise BundleFormatError(f"{where}: not JSON: {err.msg}") from None
-        except ValidationError as err:
-            raise _error(where, err) from None
-        if line.tick > meta.ticks:
-            raise BundleFormatError(f"{where}: tick: {line.tick} is past the episode's "
-                                    f"{meta.ticks} ticks")  # fmt: skip
-        lines.append(line)
-    states = [x for x in lines if x.type == "state"]
-    if not states or min(s.tick for s in states) != 0:
-        raise BundleFormatError(f"{stream}: the world's state at tick 0 is missing (a line "
-                                '{"tick": 0, "type": "state", …})')  # fmt: skip
-    twice = [t for t, n in Counter(s.tick for s in states).items() if n > 1]
-    if twice:
-        raise BundleFormatError(f"{stream}: two states for one tick ({twice[0]})")
-    return Bundle(root, meta, sorted(lines, key=lambda x: x.tick))
+        except (ValueError, RecursionError):
+            pass
+        raise
+    try:
+        line = _LINE.validate_python(obj)
+    except ValidationError as err:
+        raise _error(where, err) from None
+    if line.tick > ticks:
+        raise BundleFormatError(f"{where}: tick: {line.tick} is past the episode's {ticks} ticks")
+    return line
 
 
 def graph_json(state: State) -> str:
@@ -188,81 +281,3 @@ def graph_json(state: State) -> str:
     rels = frozenset((str(a), str(b), str(c)) for a, b, c in state.relations)
     graph = SceneGraph(state.tick, nodes, rels)
     return graph.to_json_text()
-
-
-def import_bundle(project: Project, root: Path) -> str:
-    """Store the bundle's episode (one transaction); returns its id."""
-    b = read_bundle(root)
-    m = b.meta
-    states = list(b.of("state"))
-    texts = [graph_json(s) for s in states]
-    ticks = [TickRecord(s.tick, hashlib.sha256(t.encode()).hexdigest(), graph_json=t)
-             for s, t in zip(states, texts, strict=True)]  # fmt: skip
-    actions: list[ActionRecord] = []
-    for x in b.of("action", "rejected"):
-        accepted = x.type == "action"
-        actions.append(ActionRecord(
-            idx=len(actions), tick=x.tick,
-            source=ActionSource(x.source if accepted else "agent"),
-            text=x.text, action_json=json.dumps({"verb": "say", "text": x.text}),
-            accepted=accepted,
-            failed_json="[]" if accepted else json.dumps(
-                [{"name": "rejected", "message": r} for r in x.reasons]),
-            outcome=x.outcome if accepted else None,
-            finished_tick=(x.end_tick if x.end_tick is not None else x.tick) if accepted else None,
-        ))  # fmt: skip
-    turns = [TurnRecord(k, x.tick, x.speaker, x.text, "say", x.flag)
-             for k, x in enumerate(b.of("say"))]  # fmt: skip
-    events = _events(list(b.of("event")))
-    contract = json.dumps([g.text for g in m.goal])
-    config = {"imported": True, "bundle": str(root), "videos": [v.model_dump() for v in m.videos]}
-    with project.transaction():
-        eid = project.episodes.create(
-            scenario=m.scenario, scenario_sha=hashlib.sha256(m.scenario.encode()).hexdigest(),
-            family=m.family, mode="symbolic", agent=m.agent, seed=m.seed, delta=m.tick_s,
-            contract_json=contract, contract_hash=hashlib.sha256(contract.encode()).hexdigest(),
-            config=config,
-        )  # fmt: skip
-        project.episodes.append(eid, ticks=ticks, actions=actions, turns=turns)
-        project.episodes.set_events(eid, events)
-        project.episodes.set_beliefs(eid, [(s.tick, graph_json(s)) for s in b.of("belief")])
-        conditions = [ConditionRecord(k, json.dumps({"text": g.text}), g.text,
-                                      "T" if g.true_since is not None else "F",
-                                      g.true_since) for k, g in enumerate(m.goal)]  # fmt: skip
-        metrics = {} if m.success is None else {"success": float(m.success)}
-        project.episodes.finish(eid, status=m.status, ticks=m.ticks, t_ref=None,
-                                conditions=conditions, metrics=metrics,
-                                end_reason=m.end_reason)  # fmt: skip
-        for v in m.videos:  # into media/ by sha256, in the same transaction
-            _add_video(project, eid, root / v.file, v.camera)
-    return eid
-
-
-def _add_video(project: Project, episode_id: str, path: Path, camera: str) -> None:
-    from storage.media import MediaError, index_video
-
-    try:
-        index = index_video(path)
-    except MediaError as err:
-        raise BundleFormatError(f"{path}: not a readable video ({err})") from None
-    project.episodes.add_video(episode_id, path, camera=camera, fps=index.fps,
-                               frames=index.frame_count)  # fmt: skip
-
-
-def _events(lines: list[Ev]) -> list[EventRecord]:
-    by_id: dict[str, dict[str, Any]] = {}
-    for x in lines:
-        e = by_id.setdefault(x.id, {"category": x.category, "kind": x.kind})
-        e[x.what] = x.tick
-        if x.resolution:
-            e["resolution"] = x.resolution
-    out = []
-    for k, (eid, e) in enumerate(by_id.items()):
-        out.append(EventRecord(
-            idx=k, event_id=eid, category=e["category"], type=e["kind"],
-            spec_json=json.dumps({"id": eid, "category": e["category"]}),
-            status="resolved" if "resolve" in e else ("active" if "trigger" in e else "pending"),
-            trigger_tick=e.get("trigger"), commit_tick=e.get("commit"),
-            resolve_tick=e.get("resolve"), resolution=e.get("resolution"),
-        ))  # fmt: skip
-    return out

@@ -7,14 +7,21 @@ assistant said, and event marks; the goal conditions with the tick each became a
 the episode's videos as files. A bundle written here imports back (into this project or
 another) with the same timeline. What a bundle has no line for (MuJoCo states, exchanges) stays
 in the project.
+
+A camera's name is data (an imported bundle may call one ``../../elsewhere/pwned``), so it
+becomes a file name only through :func:`storage.guard.safe_name`, two cameras whose safe names
+meet get ``-2``, ``-3`` (compared case-blind, for the file systems that are), and every file is
+written at a path :func:`storage.guard.inside` confirmed is in the bundle folder.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +29,8 @@ from sim.episode import refuse_running
 from sim.review._bundle import BundleFormatError
 from sim.review._timeline import load_timeline
 from sim.world import SceneGraph
-from storage import Project
+from storage import ArtifactRecord, Project
+from storage.guard import inside, safe_name
 
 FORMAT = "workbench-episode-bundle/1"
 STATUSES = (
@@ -88,6 +96,7 @@ def export_bundle(project: Project, episode_id: str, out: Path) -> Path:
     offsets = {str(v.get("camera")): float(v.get("offset_s", 0.0))
                for v in ep.config.get("videos", []) if isinstance(v, dict)}  # fmt: skip
     videos = [a for a in eps.artifacts(ep.id) if a.kind == "video"]
+    files = _file_names(project, videos)
     meta = {
         "format": FORMAT, "scenario": ep.scenario, "family": ep.family, "agent": ep.agent,
         "tick_s": ep.delta, "ticks": ep.ticks,
@@ -95,8 +104,8 @@ def export_bundle(project: Project, episode_id: str, out: Path) -> Path:
         "end_reason": ep.end_reason,
         "success": None if success is None else bool(success == 1.0), "seed": ep.seed,
         "goal": goal,
-        "videos": [{"file": f"{v.camera}.mp4", "camera": v.camera,
-                    "offset_s": offsets.get(v.camera, 0.0)} for v in videos],
+        "videos": [{"file": name, "camera": v.camera, "offset_s": offsets.get(v.camera, 0.0)}
+                   for v, name in zip(videos, files, strict=True)],
     }  # fmt: skip
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
@@ -105,10 +114,29 @@ def export_bundle(project: Project, episode_id: str, out: Path) -> Path:
         (tmp / "stream.jsonl").write_text(
             "".join(json.dumps(x, sort_keys=True) + "\n" for x in lines), "utf-8"
         )
-        for v in videos:
-            shutil.copyfile(project.media_path(v.media_sha), tmp / f"{v.camera}.mp4")
+        for v, name in zip(videos, files, strict=True):
+            dest = inside(tmp, name, what="video file", source=f"camera {v.camera!r}")
+            shutil.copyfile(project.media_path(v.media_sha), dest)
         os.replace(tmp, out)  # the bundle appears whole, or not at all
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return out
+
+
+def _file_names(project: Project, videos: Sequence[ArtifactRecord]) -> list[str]:
+    """One file name per video, from its camera's safe name and its stored file's suffix;
+    distinct even where two cameras' safe names are the same."""
+    names: list[str] = []
+    taken = {"episode.json", "stream.jsonl"}  # a camera never writes over the bundle's own
+    for v in videos:
+        suffix = project.media_path(v.media_sha).suffix.lower()
+        suffix = suffix if re.fullmatch(r"\.[a-z0-9]{1,8}", suffix) else ".mp4"
+        stem = safe_name(v.camera, fallback="camera")
+        name, n = stem + suffix, 1
+        while name.casefold() in taken:
+            n += 1
+            name = f"{stem}-{n}{suffix}"
+        taken.add(name.casefold())
+        names.append(name)
+    return names

@@ -10,6 +10,9 @@ too-new bundle is refused with a message naming the file, and the project stays 
 The hashes are integrity checks, not signatures: they catch accidents and casual edits, not a
 determined forger (who could rewrite the hashes too). Members carry a fixed timestamp so the
 archive reveals nothing about the lead's files (not even their modification times).
+
+A bundle comes from another machine, so it is hostile until checked: its members are sized
+up from the zip's directory before anything is read, and read bounded (:mod:`._members`).
 """
 
 from __future__ import annotations
@@ -22,12 +25,14 @@ import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from annotation import GATES_ALL, Answer, UserError
 from storage._records import Clutter, Domain
+from storage.bundles._members import check_members, copy_hashing, member_limit, read_json
+from storage.guard import LimitError
 from storage.media import file_sha256
 
 FORMAT = "rollout-workbench/bundle@1"
@@ -35,7 +40,6 @@ _FORMAT_PREFIX = "rollout-workbench/bundle@"
 MANIFEST = "manifest.json"
 PAYLOAD = "payload.json"
 _EPOCH = (1980, 1, 1, 0, 0, 0)
-_CHUNK = 1 << 20
 
 Kind = Literal["assignment", "work"]
 _SAFE_ID = r"^[A-Za-z0-9_.-]{1,80}$"
@@ -65,15 +69,6 @@ def _digest(fields: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
 
 
-def _copy_hashing(src: IO[bytes], dst: IO[bytes] | None) -> str:
-    h = hashlib.sha256()
-    for chunk in iter(lambda: src.read(_CHUNK), b""):
-        h.update(chunk)
-        if dst is not None:
-            dst.write(chunk)
-    return h.hexdigest()
-
-
 class BundleWriter:
     """Writes a bundle to ``out`` atomically: a ``.partial`` file renamed when complete."""
 
@@ -95,7 +90,7 @@ class BundleWriter:
         info.compress_type = zipfile.ZIP_STORED
         info.file_size = src.stat().st_size
         with src.open("rb") as f, self._zf.open(info, "w", force_zip64=True) as dst:
-            self.files[name] = _copy_hashing(f, dst)
+            self.files[name] = copy_hashing(f, dst)
 
 
 @contextmanager
@@ -146,8 +141,10 @@ class Bundle:
     def payload(self, model: type[M]) -> M:
         """The payload member, validated against ``model``."""
         try:
-            data = json.loads(self._zf.read(PAYLOAD))
+            data = read_json(self.path, self._zf, PAYLOAD)
             return model.model_validate(data)
+        except LimitError:
+            raise
         except ValidationError as e:
             first = e.errors()[0]
             loc = ".".join(str(p) for p in first["loc"]) or "(top level)"
@@ -158,7 +155,7 @@ class Bundle:
     def extract(self, name: str, dest: Path) -> None:
         """Copy one member to ``dest`` (streamed)."""
         with self._zf.open(name) as src, dest.open("wb") as out:
-            _copy_hashing(src, out)
+            copy_hashing(src, out, member_limit(name), f"{self.path}: {name}")
 
 
 def _damaged(path: Path, why: object) -> BundleError:
@@ -176,6 +173,7 @@ def read_bundle(path: Path, *, kind: Kind, schema_version: int) -> Iterator[Bund
     except (zipfile.BadZipFile, EOFError, OSError) as e:
         raise _damaged(path, e) from None
     with zf:
+        check_members(path, zf)
         manifest = _read_manifest(path, zf, schema_version)
         if manifest.kind != kind:
             names = {"assignment": "an assignment bundle", "work": "a work bundle"}
@@ -190,7 +188,7 @@ def read_bundle(path: Path, *, kind: Kind, schema_version: int) -> Iterator[Bund
         for name, want in sorted(manifest.files.items()):
             try:
                 with zf.open(name) as f:
-                    got = _copy_hashing(f, None)
+                    got = copy_hashing(f, None, member_limit(name), f"{path}: {name}")
             except (zipfile.BadZipFile, EOFError, OSError, zlib.error) as e:
                 raise _damaged(path, f"{name}: {e}") from None
             if got != want:
@@ -202,7 +200,9 @@ def read_bundle(path: Path, *, kind: Kind, schema_version: int) -> Iterator[Bund
 
 def _read_manifest(path: Path, zf: zipfile.ZipFile, schema_version: int) -> Manifest:
     try:
-        data = json.loads(zf.read(MANIFEST))
+        data = read_json(path, zf, MANIFEST)
+    except LimitError:
+        raise
     except KeyError:
         raise BundleError(f"{path}: not a workbench bundle (no {MANIFEST})") from None
     except (zipfile.BadZipFile, EOFError, OSError, zlib.error) as e:

@@ -29,12 +29,16 @@ class Limits:
     member_bytes: int = 512 * 2**20  # one archive member, uncompressed
     member_ratio: int = 200  # uncompressed / compressed size of one archive member
     stream_bytes: int = 256 * 2**20  # an episode bundle's stream.jsonl
+    stream_lines: int = 500_000  # lines of that stream (each becomes rows held in memory)
     line_bytes: int = 4 * 2**20  # one line of a JSON-lines stream
     text_chars: int = 20_000  # one utterance, note, label or reply text stored
     reply_bytes: int = 1 * 2**20  # one model reply kept (longer: refused, stored cut)
     videos: int = 1_000  # video entries in one bundle
+    bundle_entries: int = 10_000  # goal conditions, and events, in one episode bundle
     mesh_bytes: int = 200 * 2**20  # one mesh or texture file of an arm model
     model_bodies: int = 2_000  # bodies in an arm model
+    mjcf_bytes: int = 32 * 2**20  # one XML file of an arm model (the MJCF, an include)
+    agent_message_bytes: int = 256 * 2**10  # one message an external agent sends
 
 
 LIMITS = Limits()

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from storage.media._container import check_video_container
 from storage.media._errors import MediaError
 from storage.media._files import check_readable_file
 from storage.media._types import Image
@@ -27,11 +28,14 @@ def open_video(path: Path) -> tuple[InputContainer, VideoStream]:
     """Open `path` and return its container and first real video stream, ready to decode.
 
     Raises:
-        MediaError: Missing or empty file, not a media file, no video stream, or no decoder.
+        MediaError: Missing or empty file, not a media file, a playlist or list of other files
+            (:func:`check_video_container`, before FFmpeg could follow it and after it chose
+            its demuxer), no video stream, or no decoder.
     """
     import av
 
     check_readable_file(path)
+    check_video_container(path)
     try:
         container = av.open(str(path), mode="r")
     except OSError as exc:  # first: PyAV's permission and I/O errors are OSErrors too
@@ -39,6 +43,7 @@ def open_video(path: Path) -> tuple[InputContainer, VideoStream]:
     except av.FFmpegError as exc:
         raise MediaError(path, f"not a video file, or truncated or corrupt ({_why(exc)})") from None
     try:
+        check_video_container(path, container.format.name)
         stream = _first_video_stream(container, path)
     except BaseException:
         container.close()

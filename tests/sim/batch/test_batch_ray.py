@@ -57,7 +57,7 @@ def _project(root: Path, manifest: Any, arm: Path | None = None, **queue: Any) -
     """A project with the batch queued (and the lab's arm profile, when given)."""
     with Project.create(root) as p:
         if arm is not None:
-            add_arm(p, "lab-six", arm, trials=0, **NAMES)
+            add_arm(p, "lab-six", arm, trials=0, root=arm.parent.parent, **NAMES)  # lab/
         batch_id, _jobs = queue_batch(p, manifest, **queue)
     return batch_id
 

@@ -49,7 +49,8 @@ def test_the_episode_task_runs_with_the_project_away(tmp_path: Path) -> None:
     })  # fmt: skip
     root = tmp_path / "p"
     with Project.create(root) as p:
-        add_arm(p, "lab-six", lab_arm(tmp_path / "lab"), trials=0, **NAMES)
+        add_arm(p, "lab-six", lab_arm(tmp_path / "lab"), trials=0, root=tmp_path / "lab",
+                **NAMES)  # fmt: skip
         batch_id, jobs = queue_batch(p, m)
         tasks = [_prepare(p, job) for job in jobs]
     sent = [pickle.loads(pickle.dumps(t.inputs)) for t in tasks]  # plain data, as sent

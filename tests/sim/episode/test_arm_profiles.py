@@ -29,6 +29,7 @@ from sim.review import WorldCursor, fork_build
 from sim.scenario import ScenarioError, parse_scenario
 from sim.users import PROFILES
 from storage import ArmProfileError, EpisodeError, Project, files_digest, tree_digest
+from storage.guard import PathError
 
 WB6_TEXT = WB6.mjcf.read_text()
 NAMES: dict[str, Any] = {
@@ -106,9 +107,13 @@ EXPECTED = {
 
 
 def test_the_files_are_the_ones_mujoco_reads(tmp_path: Path) -> None:
-    found = arm_files(lab_arm(tmp_path))
+    found = arm_files(lab_arm(tmp_path), tmp_path)  # the arm's folder is the one above arm/
     assert found.root == tmp_path.resolve() and found.mjcf == "arm/lab-arm.xml"
     assert set(found.files) == EXPECTED  # not the decoy
+    # without it, the arm's folder is the MJCF's own, and ../meshes lies outside it
+    with pytest.raises(PathError, match=r"lab-arm.xml: <mesh file='marker.obj'> \(with "
+                       r"meshdir='../meshes'\) .* leads outside arm/"):  # fmt: skip
+        arm_files(tmp_path / "arm" / "lab-arm.xml")
 
 
 def test_an_attached_model_brings_its_own_files(tmp_path: Path) -> None:
@@ -135,7 +140,7 @@ def test_an_attached_model_brings_its_own_files(tmp_path: Path) -> None:
 def test_an_arm_with_includes_and_meshes_is_added_and_runs_from_its_copy(tmp_path: Path) -> None:
     source = lab_arm(tmp_path / "lab")
     with Project.create(tmp_path / "p") as project:
-        added = add_arm(project, "ur-lab", source, trials=1, **NAMES)
+        added = add_arm(project, "ur-lab", source, trials=1, root=tmp_path / "lab", **NAMES)
         p = added.profile
         assert added.new and added.report.ok and p.label == "ur-lab@1"
         assert set(p.files) == EXPECTED and p.report["ok"] is True
@@ -160,9 +165,10 @@ def test_an_arm_with_includes_and_meshes_is_added_and_runs_from_its_copy(tmp_pat
 def test_a_file_by_absolute_path_is_refused_and_nothing_is_stored(tmp_path: Path) -> None:
     source = lab_arm(tmp_path / "lab", mesh_dir=str(tmp_path / "lab" / "meshes"))
     with Project.create(tmp_path / "p") as project:
-        with pytest.raises(ArmSpecError, match=r"lab-arm.xml: it loads .*marker.obj by an abs"):
-            add_arm(project, "ur-lab", source, trials=0, **NAMES)
-        assert project.arms.list() == [] and list((project.root / "arms").iterdir()) == []
+        with pytest.raises(PathError, match=r"lab-arm.xml: <mesh file='marker.obj'> \(with "
+                           r"meshdir='/.*/meshes'\) is an absolute path"):  # fmt: skip
+            add_arm(project, "ur-lab", source, trials=0, root=tmp_path / "lab", **NAMES)
+        assert project.arms.list() == [] and not any((project.root / "arms").glob("*"))
 
 
 def test_a_failing_check_stores_nothing_unless_forced(tmp_path: Path) -> None:
