@@ -34,7 +34,15 @@ from annotation._agreement_table import (
 from annotation._bootstrap import CaseBootstrap, percentile_ci
 from annotation._consensus import consensus
 from annotation._disagreements import Disagreement, DisagreementQueue, disagreement_queue
-from annotation._errors import UserError
+from annotation._errors import (
+    DiskFullError,
+    RedactingFilter,
+    UserError,
+    disk_full,
+    redact,
+    redact_logging,
+    remember_secret,
+)
 from annotation._gate_rules import (
     GateMode,
     GateRuleError,
@@ -115,6 +123,7 @@ __all__ = [
     "CoverageTable",
     "Disagreement",
     "DisagreementQueue",
+    "DiskFullError",
     "Evaluator",
     "Gate",
     "GateMode",
@@ -128,6 +137,7 @@ __all__ = [
     "PairedDifference",
     "Panel",
     "PhysicsOutcome",
+    "RedactingFilter",
     "Rubric",
     "Score",
     "SubgoalResult",
@@ -147,6 +157,7 @@ __all__ = [
     "consensus_evaluator",
     "coverage_table",
     "disagreement_queue",
+    "disk_full",
     "enabled_gates",
     "evaluate_subgoal",
     "final_from_axes",
@@ -170,6 +181,9 @@ __all__ = [
     "percentile_ci",
     "physics_walk",
     "rating_matrix",
+    "redact",
+    "redact_logging",
+    "remember_secret",
     "rmse",
     "score",
     "score_subgoals",

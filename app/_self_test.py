@@ -6,6 +6,10 @@ projects and settings; that its rubric, prompts and scenarios load; a video enco
 frame-exact; which OpenGL MuJoCo renders with and why that one; a MuJoCo scene loaded, stepped
 and rendered; SQLite and a project created; the demo project generated; the model client
 configured (no network call unless ``call`` is asked for); the demonstration export formats.
+With a project, its file is checked page by page (``PRAGMA quick_check``), whatever its size:
+``workbench self-test --project`` is where a damaged project is found even when no command has
+touched the damaged page yet (the command checks it before anything else and stops there with
+the damaged project's one message).
 A check that raises fails with its message; the others still run. It opens no window, so it
 runs where no display exists (the input-device check imports the teleop modules, which load Qt
 but need no display).
@@ -182,6 +186,17 @@ def _demo(tmp: Path, opts: Options) -> str:
     return summary + " (cases only; --full adds the MuJoCo episodes)"
 
 
+def _project(_tmp: Path, opts: Options) -> str:
+    """The project's file, every page (the command checked it first too, and stops there if it
+    is damaged: a self-test of an install is no reason to run on a broken project)."""
+    if opts.project is None:
+        return "no project given"
+    from storage import Project
+
+    with Project.open(opts.project, readonly=True) as project:
+        return project.check()
+
+
 def _model_client(_tmp: Path, opts: Options) -> str:
     from judge import ModelProfile, OpenAIModel
 
@@ -196,7 +211,7 @@ def _model_client(_tmp: Path, opts: Options) -> str:
     from storage import Project
 
     lines = []
-    with Project.open(opts.project) as project:
+    with Project.open(opts.project, readonly=True) as project:  # --call writes through its own
         names = project.profiles.list()
         for name in names:
             profile = ModelProfile.from_config(name, project.profiles.get(name))
@@ -282,6 +297,7 @@ CHECKS: tuple[tuple[str, Callable[[Path, Options], str], bool], ...] = (
     ("mujoco", _mujoco, True),
     ("sqlite", _sqlite, True),
     ("demo project", _demo, True),
+    ("project", _project, True),
     ("model client", _model_client, True),
     ("export formats", _formats, True),
     ("input devices", _devices, False),
@@ -306,7 +322,9 @@ def run_self_test(
                 detail, ok = fn(tmp, opts), True
             except Exception as err:  # a failed check is reported, never raised
                 detail, ok = f"{type(err).__name__}: {err}", False
-            result = CheckResult(name, ok, detail, time.perf_counter() - start, required)
+            from annotation import redact  # an endpoint's refusal may quote the key it was sent
+
+            result = CheckResult(name, ok, redact(detail), time.perf_counter() - start, required)
             out.append(result)
             if on_result is not None:
                 on_result(result)

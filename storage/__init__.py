@@ -21,6 +21,7 @@ from storage._arm_profiles import (
     parse_arm_ref,
     tree_digest,
 )
+from storage._backup import BackupError, RestoreReport, restore_backup
 from storage._batches import Batches
 from storage._blinding import Blinding, BlindModeError
 from storage._caseformat import FORMAT as CASE_FORMAT
@@ -34,6 +35,7 @@ from storage._continuity_scans import (
     queue_continuity_scans,
 )
 from storage._db import SchemaTooNewError
+from storage._episode_import import EpisodeImport, StagedVideo
 from storage._episode_notes import EpisodeNotes, NoteRecord
 from storage._episode_records import (
     ActionRecord,
@@ -101,6 +103,12 @@ from storage._judge_records import (
 from storage._panel_data import ProjectPanel, load_gate_records, load_panel
 from storage._profiles import ProfileNotFoundError, Profiles
 from storage._project import Project, ProjectError
+from storage._project_file import (
+    BackupInfo,
+    ProjectDamagedError,
+    ProjectReadOnlyError,
+    list_backups,
+)
 from storage._quality_verdicts import (
     QUALITY_MODE,
     VERDICT_CODES,
@@ -198,6 +206,8 @@ __all__ = [
     "AttributionParty",
     "AttributionRecord",
     "AttributionSource",
+    "BackupError",
+    "BackupInfo",
     "BatchCellRecord",
     "BatchError",
     "BatchNotFoundError",
@@ -227,6 +237,7 @@ __all__ = [
     "ContinuityStatus",
     "Domain",
     "EpisodeError",
+    "EpisodeImport",
     "EpisodeMode",
     "EpisodeNotFoundError",
     "EpisodeNotes",
@@ -265,8 +276,10 @@ __all__ = [
     "ProfileNotFoundError",
     "Profiles",
     "Project",
+    "ProjectDamagedError",
     "ProjectError",
     "ProjectPanel",
+    "ProjectReadOnlyError",
     "QualityVerdictError",
     "QualityVerdictRecord",
     "QualityVerdicts",
@@ -275,6 +288,7 @@ __all__ = [
     "RecordedAnswers",
     "RemoteTask",
     "Resolution",
+    "RestoreReport",
     "Role",
     "RuleScore",
     "RunAnswer",
@@ -291,6 +305,7 @@ __all__ = [
     "SettingsError",
     "Speaker",
     "StagedArm",
+    "StagedVideo",
     "Studies",
     "Study",
     "StudyError",
@@ -319,6 +334,7 @@ __all__ = [
     "get_kind",
     "import_cases",
     "import_work",
+    "list_backups",
     "load_gate_records",
     "load_kind_modules",
     "load_panel",
@@ -329,6 +345,7 @@ __all__ = [
     "rated_panel",
     "read_case_file",
     "register",
+    "restore_backup",
     "rubric_ablation",
     "run_here",
     "run_worker",

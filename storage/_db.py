@@ -19,18 +19,51 @@ import sqlite_utils
 from annotation import UserError
 
 BUSY_TIMEOUT_MS = 10_000
+#: ``PRAGMA application_id`` of a project file ("RWB1"): what says a ``project.sqlite`` is ours
+#: and not some other program's SQLite file. Set on new projects and on old ones when first opened
+#: for writing (theirs is 0).
+APPLICATION_ID = 0x52574231
 
 Migration = Callable[[sqlite_utils.Database], None]
 
 
-def connect(path: Path) -> sqlite_utils.Database:
-    """Open (or create) the database at ``path`` with the project's pragmas."""
-    conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=10)
-    conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("PRAGMA synchronous=FULL")
-    conn.execute("PRAGMA foreign_keys=ON")
-    return sqlite_utils.Database(conn, execute_plugins=False)
+def connect(
+    path: Path,
+    *,
+    readonly: bool = False,
+    immutable: bool = False,
+    check: Callable[[sqlite_utils.Database], object] | None = None,
+) -> sqlite_utils.Database:
+    """Open (or create) the database at ``path`` with the project's pragmas.
+
+    ``readonly`` opens it with ``mode=ro``: nothing can be written, not even the journal mode, so
+    a project on a read-only mount or without write permission can still be read (SQLite still
+    needs ``-shm``/``-wal`` beside a WAL database, made on demand where the folder is writable).
+    ``immutable`` promises SQLite that nobody changes the file while it is open, so it reads the
+    main file alone and needs no ``-shm``: only for a folder nobody can write and no ``-wal``.
+    ``check`` runs before any pragma writes (WAL mode changes the file's header): a file that is
+    not a project's is refused as it was found.
+    """
+    if readonly:
+        uri = f"{path.absolute().as_uri()}?mode=ro" + ("&immutable=1" if immutable else "")
+        conn = sqlite3.connect(
+            uri, uri=True, isolation_level=None, check_same_thread=False, timeout=10
+        )
+    else:
+        conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=10)
+    db = sqlite_utils.Database(conn, execute_plugins=False)
+    try:
+        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        if check is not None:
+            check(db)
+        if not readonly:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=FULL")
+        conn.execute("PRAGMA foreign_keys=ON")
+    except BaseException:
+        conn.close()  # a file that is no database, or not ours: leave no connection behind
+        raise
+    return db
 
 
 @contextmanager
@@ -79,14 +112,27 @@ class SchemaTooNewError(UserError, RuntimeError):
     """The project was written by a newer version of the workbench."""
 
 
-def migrate(db: sqlite_utils.Database, migrations: list[Migration], path: Path) -> int:
-    """Bring the schema up to date, each migration in its own transaction. Returns the version."""
+def migrate(
+    db: sqlite_utils.Database,
+    migrations: list[Migration],
+    path: Path,
+    *,
+    before: Callable[[int, int], object] | None = None,
+) -> int:
+    """Bring the schema up to date, each migration in its own transaction. Returns the version.
+
+    ``before(current, target)`` runs once before the first migration of a project that has a
+    schema already (a new, empty file has nothing to lose): the project keeps a backup of the
+    file as it was, since a migration cannot be undone.
+    """
     current = schema_version(db)
     if current > len(migrations):
         raise SchemaTooNewError(
             f"{path}: project schema v{current} is newer than this workbench supports "
             f"(v{len(migrations)}); update the workbench to open it"
         )
+    if before is not None and 0 < current < len(migrations):
+        before(current, len(migrations))
     for version in range(current + 1, len(migrations) + 1):
         with write(db):
             migrations[version - 1](db)

@@ -5,6 +5,9 @@ then are media copied in (to temporary names) and rows written in one transactio
 the temporary files are removed and the project is exactly as it was. Media are stored by sha256,
 so importing the same files again finds them already present and changes nothing.
 
+A full disk, while copying or at the commit, is a :class:`annotation.DiskFullError` ("free some
+space and import again") with nothing left behind.
+
 Each video the import adds gets its continuity scan in the same transaction: made while the
 import checks the other files if the clip is short, else queued as a ``continuity.scan`` job
 (:mod:`storage.jobs._continuity_kind`); a scan that fails is queued too and never fails the import.
@@ -20,12 +23,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from annotation import DiskFullError, disk_full
 from storage._caseformat import CASE_FILE, CaseFile, CaseImportError, read_case_file
 from storage._continuity_scans import ImportScans
 from storage._db import write
 from storage._history import now
-from storage._staging import MediaFile, Staged, insert_media, stage
-from storage.media import MediaError, file_sha256, index_video, probe_image
+from storage._staging import (
+    MediaFile,
+    Staged,
+    disk_full_error,
+    insert_media,
+    stage,
+    unplace,
+    unstage,
+)
+from storage.media import (
+    MediaError,
+    check_video_container,
+    file_sha256,
+    index_video,
+    probe_image,
+)
 
 if TYPE_CHECKING:
     from storage._project import Project
@@ -114,6 +132,7 @@ def import_cases(
         steps(0, total)
     scans = ImportScans(project)
     staged: Staged = []
+    moved: list[Path] = []  # staged files moved in place, until the transaction commits
     try:
         cases = [_validate(f, spec, say, step, scans.offer)
                  for f, spec in zip(folders, specs, strict=True)]  # fmt: skip
@@ -126,17 +145,22 @@ def import_cases(
         scans.collect()  # the videos' check steps come as their scans finish
         for c in cases:
             for m in (c.image, *c.videos):
-                staged.extend(stage(project, m, staged))
+                staged.extend(stage(project, m, staged, again="import again"))
                 step()
         with write(project.db):
             report = _write_rows(project, cases)
             report.scans_made, report.scans_queued = scans.store()
             for tmp, final in staged:
                 os.replace(tmp, final)
+                moved.append(final)
+    except Exception as e:  # the rows were rolled back: so are the files moved in for them
+        unplace(project, moved)
+        if disk_full(e) and not isinstance(e, DiskFullError):  # SQLite's "disk is full"
+            raise disk_full_error(project, "import again") from e
+        raise
     finally:
         scans.close()
-        for tmp, _ in staged:
-            tmp.unlink(missing_ok=True)
+        unstage(staged)
     return report
 
 
@@ -156,6 +180,7 @@ def _validate(
     for k, entry in enumerate(spec.videos):
         path = _resolve(folder, entry.file, f"videos.{k}.file")
         try:
+            check_video_container(path)  # one file, not a playlist of files elsewhere
             index = index_video(path)
         except MediaError as e:
             raise CaseImportError(f"{folder / CASE_FILE}: videos.{k}: {e}") from None

@@ -335,16 +335,23 @@ class Jobs:
                 self._finish(job_id, JobStatus.FAILED, error=error, **extra)
             return True
 
-    def release(self, job_id: int, worker: str) -> bool:
+    def release(
+        self, job_id: int, worker: str, *, wait_s: float = 0.0, error: str | None = None
+    ) -> bool:
         """Give a claimed job back untouched (a worker shutting down), keeping its attempt.
-        False if the job was no longer this worker's."""
+        False if the job was no longer this worker's.
+
+        ``wait_s`` keeps it from running again sooner, and ``error`` says why: the worker's
+        storage failed, not the job (a full disk), and such a failure spends no attempt.
+        """
         with write(self._db):
             if not self._owned(job_id, worker):
                 return False
             self._db.execute(
                 "UPDATE jobs SET status = 'queued', lease_owner = NULL, lease_expires = NULL, "
-                "attempts = MAX(attempts - 1, 0) WHERE id = ?",
-                [job_id],
+                "attempts = MAX(attempts - 1, 0), not_before = ?, error = COALESCE(?, error) "
+                "WHERE id = ?",
+                [self._clock() + max(wait_s, 0.0), error, job_id],
             )
             return True
 

@@ -76,11 +76,11 @@ def agreement(
     require_lead(project_dir, passphrase, what)
     hs: Literal["rated", "max"] = "max" if human_success == "max" else "rated"
     if disagreements:  # no bootstrap: the queue needs only the panel
-        with Project.open(project_dir) as project:
+        with Project.open(project_dir, readonly=True) as project:
             panel_data = rated_panel(project, study_id=study_id)
         _print_queue(panel_data, study_id, hs, judge_name, as_json, csv_out)
         return
-    with Project.open(project_dir) as project:
+    with Project.open(project_dir, readonly=True) as project:
         report = agreement_report(
             project, study_id=study_id, human_success=hs, n_boot=n_boot, seed=seed
         )
@@ -208,7 +208,7 @@ def ablation(
     from storage import Project, rubric_ablation
 
     require_lead(project_dir, passphrase, "the rubric ablation")
-    with Project.open(project_dir) as project:
+    with Project.open(project_dir, readonly=True) as project:
         table = rubric_ablation(project, study_id=study_id)
     rows = [{k: _clean(v) for k, v in r.items()} for r in table.to_rows()]
     if as_json:

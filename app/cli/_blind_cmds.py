@@ -36,7 +36,7 @@ def require_lead(project_dir: Path, passphrase: str | None, what: str) -> None:
     """Refuse ``what`` in a blind project unless ``passphrase`` is the lead's (a UserError)."""
     from storage import Project
 
-    with Project.open(project_dir) as project:
+    with Project.open(project_dir, readonly=True) as project:
         project.blinding.require_lead(passphrase, what, how=HOW)
 
 

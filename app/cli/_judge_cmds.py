@@ -88,7 +88,7 @@ def status(project_dir: Path, batch: str | None, as_json: bool) -> None:
     from judge import JUDGE_KIND
     from storage import JobStatus, Project
 
-    with Project.open(project_dir) as project:
+    with Project.open(project_dir, readonly=True) as project:
         jobs = [j for j in project.jobs.query(batch=batch) if j.kind == JUDGE_KIND]
         cost = round(project.jobs.spend(batch=batch), 6)
     counts = {s.value: sum(1 for j in jobs if j.status is s) for s in JobStatus}

@@ -35,12 +35,19 @@ from app.cli._options import project_option
 class _Group(click.Group):
     """The CLI's one error boundary.
 
-    A :class:`UserError` is the user's to fix: one line naming what and why, exit 2. Anything else
-    is a bug: one line saying so and where its traceback was written, exit 1. Click's own
-    exceptions (usage errors, --help, Ctrl+C) pass through to click.
+    A :class:`UserError` is the user's to fix: one line naming what and why, exit 2; so is a full
+    disk, however deep it was raised (an ``OSError`` ENOSPC, SQLite's "database or disk is
+    full"). Anything else is a bug: one line saying so and where its traceback was written, exit
+    1. Click's own exceptions (usage errors, --help, Ctrl+C) pass through to click. Every line
+    printed and every log record goes through ``annotation.redact``: an endpoint's error may
+    quote the API key it refused.
     """
 
     def invoke(self, ctx: click.Context) -> Any:
+        from app._bug_report import redact_log_records
+
+        redact_log_records()
+        args = list(ctx.args)  # the subcommand's: where its --project is, for a full disk
         try:
             return super().invoke(ctx)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
@@ -53,18 +60,37 @@ class _Group(click.Group):
             sys.exit(0)
         except Exception as e:
             # imported here, not at the top: `workbench --help` must not load the core
-            from annotation import UserError
+            from annotation import UserError, disk_full, redact
 
             if isinstance(e, UserError):
-                click.secho(f"error: {e}", fg="red", err=True)
+                click.secho(f"error: {redact(str(e))}", fg="red", err=True)
                 for note in getattr(e, "__notes__", ()):  # e.g. where a failed run was stored
-                    click.echo(f"  {note}", err=True)
+                    click.echo(f"  {redact(str(note))}", err=True)
                 sys.exit(2)
-            from app._bug_report import bug_message, command_line, write_bug_report
+            from app._bug_report import (
+                bug_message,
+                command_line,
+                disk_full_message,
+                write_bug_report,
+            )
+
+            if disk_full(e):
+                click.secho(f"error: {disk_full_message(e, _project(args))}", fg="red", err=True)
+                sys.exit(2)
 
             path = write_bug_report(e, where=command_line())
             click.secho(f"error: {bug_message(e, path)}", fg="red", err=True)
             sys.exit(1)
+
+
+def _project(args: list[str]) -> Path | None:
+    """The ``--project`` folder among a command's arguments, if it names one."""
+    for i, arg in enumerate(args):
+        if arg == "--project" and i + 1 < len(args):
+            return Path(args[i + 1])
+        if arg.startswith("--project="):
+            return Path(arg.removeprefix("--project="))
+    return None
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

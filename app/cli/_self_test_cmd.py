@@ -16,7 +16,8 @@ from app.cli._options import project_option
     "--full", is_flag=True, help="Generate the whole demo, MuJoCo episodes too (~1.5 min)."
 )
 @project_option(
-    "Also check this project's model profiles (where each key would come from).",
+    "Also check this project: its file, page by page, and its model profiles (where each key "
+    "would come from).",
     required=False, exists=True, file_okay=False,
 )  # fmt: skip
 @click.option(
@@ -35,6 +36,11 @@ def self_test(full: bool, project_dir: Path | None, call: bool, as_json: bool) -
 
     if call and project_dir is None:
         raise click.UsageError("--call needs --project (the profiles to call)")
+    if project_dir is not None:  # a damaged project: its one message (exit 2), not a report
+        from storage import Project
+
+        with Project.open(project_dir, readonly=True) as project:
+            project.check()
     console = Console(stderr=False, highlight=False, soft_wrap=True)
 
     def show(r: CheckResult) -> None:

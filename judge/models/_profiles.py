@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from annotation import remember_secret
 from judge.models._api import CallFailed
 from judge.models._capabilities import Capabilities
 
@@ -189,11 +190,15 @@ def resolve_api_key(profile: ModelProfile) -> str:
     """
     if not profile.api_key_env:
         return NO_KEY
+    # remembered so that every error this process shows or logs leaves the key out
+    # (annotation.redact), even where nothing around it says it is a key
     key = os.environ.get(profile.api_key_env, "").strip()
     if key:
+        remember_secret(key)
         return key
     key = (_keyring_get(keyring_service(profile), profile.name) or "").strip()
     if key:
+        remember_secret(key)
         return key
     raise CallFailed(
         f"no API key: set {profile.api_key_env} (profile {profile.name!r}) or store one in the "

@@ -22,8 +22,10 @@ from storage.jobs._registry import (
     register,
 )
 from storage.jobs._remote import Channel, Prepare, RemoteTask, run_here
+from storage.jobs._storage_trouble import WorkerStoppedError
 from storage.jobs._types import JobContext, JobError, JobFunction, JobOutcome
-from storage.jobs._worker import LogSink, WorkerStats, run_worker, stderr_log
+from storage.jobs._worker import WorkerStats, run_worker
+from storage.jobs._worker_log import LogSink, stderr_log
 
 __all__ = [
     "JOB_KINDS",
@@ -39,6 +41,7 @@ __all__ = [
     "RemoteTask",
     "UnknownJobKindError",
     "WorkerStats",
+    "WorkerStoppedError",
     "continuity_scan_job",
     "diag_echo",
     "diag_sleep",

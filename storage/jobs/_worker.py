@@ -12,37 +12,38 @@ Each claim has its own lease owner token (:func:`storage.make_owner`), and lease
 wall-clock time: after the process was suspended (SIGSTOP, a closed lid) the first thing a job
 asks, ``cancelled()``, sees that its lease ran out and renews it synchronously; if another claim
 took the job meanwhile, the renewal is refused and the job stops before its next model call.
+
+When the storage fails, not the job (a full disk: :mod:`storage.jobs._storage_trouble`), the job
+goes back to the queue after its backoff without spending an attempt and claims back off; a few
+such failures in a row stop the worker with a :class:`annotation.UserError` that says why. Log
+lines and errors stored with a job are redacted (:func:`annotation.redact`).
 """
 
 from __future__ import annotations
 
-import json
-import logging
 import os
 import secrets
 import socket
-import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Callable, Sequence
+from contextlib import suppress
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
+from annotation import redact
 from storage._jobs import Job
 from storage._project import Project
+from storage.jobs._heartbeat import NO_PROGRESS, Progress, beat, heartbeats, renew, why_gone
+from storage.jobs._heartbeat import err_text as _err
 from storage.jobs._registry import JOB_KINDS, UnknownJobKindError, get_kind, load_kind_modules
+from storage.jobs._running import Running
+from storage.jobs._storage_trouble import StorageWatch, open_project, storage_trouble
 from storage.jobs._types import JobError, JobOutcome
-
-LogSink = Callable[[dict[str, Any]], None]
-
-PROGRESS_MIN_INTERVAL_S = 0.25  # at most ~4 progress writes per second per job
-PROGRESS_LOG_INTERVAL_S = 1.0  # progress is debug noise; one line a second per job is plenty
-_LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40}
+from storage.jobs._worker_log import LogSink, logging_to, redacted, stderr_log
 
 
 @dataclass
@@ -56,22 +57,6 @@ class WorkerStats:
     lost: int = 0
     cancelled: int = 0
     released: int = 0
-
-
-def stderr_log(*, debug: bool = False) -> LogSink:
-    """A log sink writing one JSON object per line to stderr (debug lines only if asked)."""
-    floor = _LEVELS["debug" if debug else "info"]
-    lock = threading.Lock()
-
-    def sink(record: dict[str, Any]) -> None:
-        if _LEVELS.get(str(record.get("level")), 20) < floor:
-            return
-        line = json.dumps(record, default=str)
-        with lock:  # whole lines only, even with several threads logging
-            sys.stderr.write(line + "\n")
-            sys.stderr.flush()
-
-    return sink
 
 
 def make_worker_id() -> str:
@@ -123,11 +108,15 @@ def run_worker(
     Raises:
         ProjectError: ``project_root`` is not a project.
         UnknownJobKindError: ``kinds`` names a kind no loaded module registers.
+        DiskFullError: the disk holding the project is full (at the start, or claims and jobs
+            kept failing for it: the worker stopped, its jobs back in the queue or under a
+            lease that runs out).
+        WorkerStoppedError: the same for a read-only, damaged or unwritable project.
     """
     missing = load_kind_modules(kind_modules)
     for name in kinds or []:
         get_kind(name)
-    control = Project.open(project_root)  # also makes a wrong folder fail before any thread
+    control = open_project(Path(project_root))  # a wrong folder fails before any thread
     ident, stop = worker_id or make_worker_id(), stop or threading.Event()
     w = _Worker(project_root, ident, drain, lease_s, poll_s, stop, kinds, log or stderr_log())
     if ray is not None:
@@ -138,7 +127,7 @@ def run_worker(
         except BaseException:
             control.close()
             raise
-    with control, _logging_to(w):
+    with control, logging_to(w.emit):
         for name in missing:
             w.emit("warning", "worker.kinds_missing", module=name)
         settings = dict(concurrency=concurrency, drain=drain, lease_s=lease_s, kinds=kinds,
@@ -148,7 +137,7 @@ def run_worker(
             threading.Thread(target=w.runner, name=f"job-runner-{i}", daemon=True)
             for i in range(concurrency)
         ]
-        beat = threading.Thread(target=w.heartbeats, name="job-heartbeat", daemon=True)
+        beat = threading.Thread(target=heartbeats, args=(w,), name="job-heartbeat", daemon=True)
         for t in [beat, *runners]:
             t.start()
         while any(t.is_alive() for t in runners) and not w.stop.wait(0.1):
@@ -158,55 +147,12 @@ def run_worker(
             w.wind_down(control, runners, grace_s)
         w.beat_stop.set()
         beat.join(timeout=5.0)
+        reason = "storage" if (halted := w.storage.error()) is not None else reason
+        w.stats.released += w.storage.hand_back(control)  # every thread has ended: no lock
         w.emit("info", "worker.stop", reason=reason, **asdict(w.stats))
+    if halted is not None:
+        raise halted
     return w.stats
-
-
-class _Running:
-    """A running job (its runner, the heartbeat and stop share it) and its function's context."""
-
-    def __init__(self, worker: _Worker, job: Job, project: Project) -> None:
-        self.job_id = job.id
-        self.payload: Mapping[str, Any] = MappingProxyType(job.payload)
-        self.project_root = worker.root
-        self.job = job
-        self.owner = job.lease_owner or worker.id  # this claim's token: never another claim's
-        self.lock = threading.Lock()
-        self.gone: str | None = None  # cancelled | lost | released: no longer ours to finish
-        self.finishing = False  # its runner is writing the outcome: stop must not release it
-        # Wall-clock time, not monotonic: a suspended machine's monotonic clock may stand still
-        # while the lease, kept in wall time in the database, runs out.
-        self.last_beat = time.time()  # the lease runs until last_beat + lease_s
-        self.last_write = self.last_log = 0.0
-        self.pending: tuple[float, str | None, float | None] | None = None
-        self.project = project  # the runner's connection, for cancelled()
-        self.where: str | None = None  # where the work runs, when not here (a cluster node)
-        self.where_written = True
-        self._worker = worker
-
-    def progress(self, fraction: float, note: str = "", cost_usd: float | None = None) -> None:
-        # Only remembered here; the heartbeat thread writes it, so a busy database never
-        # stalls the job function, and writes stay throttled however often this is called.
-        with self.lock:
-            self.pending = (round(min(max(fraction, 0.0), 1.0), 4), note or None, cost_usd)
-
-    def cancelled(self) -> bool:
-        if self.gone is not None:
-            return True
-        # Two thirds of the lease without a renewal (heartbeats come every third): we were
-        # suspended, or the heartbeat thread is starved. Renew now, before spending more.
-        if time.time() - self.last_beat >= 2 * self._worker.lease_s / 3:
-            self._worker.renew(self.project, self)
-        return self.gone is not None
-
-    def log(self, event: str, **fields: Any) -> None:
-        self._worker.emit("info", event, self.job, **fields)
-
-    def ran_on(self, where: str) -> None:
-        """Where the job's work runs (a cluster node): written with the next heartbeat, or
-        with the result (no commit of its own: a short task would pay one for a label)."""
-        with self.lock:
-            self.where, self.where_written = where, False
 
 
 @dataclass
@@ -221,12 +167,16 @@ class _Worker:
     log: LogSink
     stats: WorkerStats = field(default_factory=WorkerStats)
     beat_stop: threading.Event = field(default_factory=threading.Event)
-    active: dict[int, _Running] = field(default_factory=dict)
+    active: dict[int, Running] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)  # guards stats and active
+    storage: StorageWatch = field(init=False)  # storage failures in a row, of every thread
     #: runs a claimed job's kind: here by default, or on a cluster (storage.jobs._ray_driver)
-    execute: Callable[[str, _Running], JobOutcome] = field(
+    execute: Callable[[str, Running], JobOutcome] = field(
         default=lambda kind, rec: get_kind(kind).run(rec)
     )
+
+    def __post_init__(self) -> None:
+        self.storage = StorageWatch(self.root, self.poll_s, self.stop, self.emit)
 
     # ---- logging and counting ----------------------------------------------------------------
     def emit(self, level: str, event: str, job: Job | None = None, /, **fields: Any) -> None:
@@ -234,7 +184,7 @@ class _Worker:
         record: dict[str, Any] = {"ts": ts, "level": level, "event": event, "worker": self.id}
         record |= {"job": job.id if job else None, "kind": job.kind if job else None, **fields}
         with suppress(Exception):  # a broken log sink (closed stderr) must not stop jobs
-            self.log(record)
+            self.log(redacted(record))  # an error may quote the key an endpoint refused
 
     def count(self, name: str) -> None:
         with self._lock:
@@ -246,6 +196,7 @@ class _Worker:
             with Project.open(self.root) as project:
                 self._claim_loop(project)
         except BaseException as e:  # a bug in the loop itself: say so; leases will expire
+            self.storage.halt_if_storage(e)  # the project cannot even be opened: stop all
             self.emit("error", "worker.crashed", error=_err(e), traceback=traceback.format_exc())
 
     def _claim_loop(self, project: Project) -> None:
@@ -255,14 +206,15 @@ class _Worker:
                 idle = job is None and self.drain and not self._pending(project)
             except Exception as e:  # locked past the busy timeout, disk trouble: try later
                 self.emit("error", "worker.claim_error", error=_err(e))
-                self.stop.wait(self.poll_s)
+                if not self.storage.failed(e):  # a full disk backs off, then stops the worker
+                    self.stop.wait(self.poll_s)
                 continue
             if job is None:
                 if idle:
                     return
                 self.stop.wait(self.poll_s)
                 continue
-            rec = _Running(self, job, project)
+            rec = Running(self, job, project)
             with self._lock:
                 self.active[job.id] = rec
             try:
@@ -276,7 +228,7 @@ class _Worker:
         running ones may be a dead worker's whose lease has yet to expire."""
         return project.jobs.pending(self.kinds) > 0
 
-    def _run(self, project: Project, rec: _Running) -> None:
+    def _run(self, project: Project, rec: Running) -> None:
         job = rec.job
         self.count("claimed")
         keys = sorted(job.payload)  # never the values: a payload may hold a secret
@@ -290,9 +242,13 @@ class _Worker:
             if not isinstance(outcome, JobOutcome):
                 raise TypeError(f"the {job.kind} function returned {type(outcome).__name__}")
         except (JobError, UnknownJobKindError) as e:  # expected failures: no traceback
+            if self._storage_fault(project, rec, e):
+                return  # a job that said "failed" because its storage did: put back
             self._fail(project, rec, e if isinstance(e, JobError) else JobError(str(e)))
             return
         except Exception as e:  # a bug in the job function: never retried, always explained
+            if self._storage_fault(project, rec, e):
+                return
             self.emit("error", "job.crashed", job, error=_err(e), traceback=traceback.format_exc())
             self._fail(project, rec, JobError(_err(e)))
             return
@@ -307,6 +263,8 @@ class _Worker:
                 ran_on=rec.where,
             )
         except Exception as e:  # writing the result failed and was rolled back
+            if self._storage_fault(project, rec, e, begun=True):
+                return
             self.emit("error", "job.crashed", job, error=_err(e), traceback=traceback.format_exc())
             self._fail(project, rec, JobError(f"writing the result failed: {_err(e)}"), begun=True)
             return
@@ -314,12 +272,40 @@ class _Worker:
             self._not_ours(project, rec)
             return
         self.count("done")
+        self.storage.ok()
         took = round(time.monotonic() - start, 3)
         # The result ref may quote the payload: not logged.
         self.emit("info", "job.done", job, seconds=took, cost_usd=outcome.cost_usd)
 
-    def _fail(self, project: Project, rec: _Running, err: JobError, *, begun: bool = False) -> None:
-        job, error, retry = rec.job, str(err), err.retry
+    def _storage_fault(
+        self, project: Project, rec: Running, err: BaseException, *, begun: bool = False
+    ) -> bool:
+        """If ``err`` is the storage's failure, not the job's: put the job back after the
+        queue's retry backoff without spending its attempt (a disk full for an hour must not
+        fail a batch for good), count the failure (it may stop the worker), and say True."""
+        why = storage_trouble(err, self.root)
+        if why is None:
+            return False
+        job, error = rec.job, redact(f"{why}: {_err(err)}")
+        if begun or self._begin_finish(project, rec):
+            wait = job.retry_backoff_s
+            try:
+                ok = project.jobs.release(job.id, rec.owner, wait_s=wait, error=error)
+            except Exception as e:  # the database cannot take even that: handed back later
+                self.storage.not_recorded(rec, error, e)
+                ok = None
+            if ok is False:
+                self._not_ours(project, rec)
+            elif ok:
+                self.count("retried")
+                self.emit("warning", "job.retry", job, error=error, backoff_s=wait,
+                          attempt=job.attempts, attempt_spent=False)  # fmt: skip
+        self.storage.failed(err)
+        return True
+
+    def _fail(self, project: Project, rec: Running, err: JobError, *, begun: bool = False) -> None:
+        # stored with the job and shown by `jobs status`: an endpoint's error may quote the key
+        job, error, retry = rec.job, redact(str(err)), err.retry
         if not begun and not self._begin_finish(project, rec):
             return
         try:
@@ -328,9 +314,9 @@ class _Worker:
                 backoff_s=err.backoff_s,
             )  # fmt: skip
         except Exception as e:
-            # Nothing recorded: the lease expires and the job runs again, so it is not lost.
-            self.emit("error", "job.fail_error", job, error=error, fail_error=_err(e))
+            self.storage.not_recorded(rec, error, e)
             return
+        self.storage.ok()  # the failure was the job's own, and it was recorded
         if not ok:
             self._not_ours(project, rec)
         elif retry and job.attempts < job.max_attempts:  # attempts cannot change while ours
@@ -345,7 +331,7 @@ class _Worker:
             self.count("failed")
             self.emit("error", "job.failed", job, error=error, attempt=job.attempts)
 
-    def _begin_finish(self, project: Project, rec: _Running) -> bool:
+    def _begin_finish(self, project: Project, rec: Running) -> bool:
         """Claim the right to write the outcome, unless stop or a heartbeat got there first."""
         with rec.lock:
             gone = rec.gone
@@ -354,14 +340,14 @@ class _Worker:
             self._not_ours(project, rec)
         return gone is None
 
-    def _not_ours(self, project: Project, rec: _Running) -> None:
+    def _not_ours(self, project: Project, rec: Running) -> None:
         """The job's outcome was dropped: say why, once."""
         if rec.gone is None:
-            self.mark_gone(rec, _why_gone(project, rec.job.id), force=True)
+            self.mark_gone(rec, why_gone(project, rec.job.id), force=True)
         else:
             self.emit("debug", "job.discarded", rec.job, reason=rec.gone)
 
-    def mark_gone(self, rec: _Running, reason: str, *, force: bool = False) -> None:
+    def mark_gone(self, rec: Running, reason: str, *, force: bool = False) -> None:
         with rec.lock:
             if rec.gone is not None or (rec.finishing and not force):
                 return
@@ -372,7 +358,7 @@ class _Worker:
         else:
             self.emit("warning", "job.lost", rec.job, why="lease taken over or job removed")
 
-    def release(self, project: Project, rec: _Running) -> None:
+    def release(self, project: Project, rec: Running) -> None:
         """Put an unfinished job back in the queue, keeping its attempt."""
         with rec.lock:
             if rec.finishing or rec.gone is not None:
@@ -400,111 +386,14 @@ class _Worker:
         if any(t.is_alive() for t in runners):
             self.emit("warning", "worker.abandoned", why="a job function ignores cancelled()")
 
-    # ---- heartbeat thread ----------------------------------------------------------------
-    def heartbeats(self) -> None:
-        try:
-            with Project.open(self.root) as project:
-                while not self.beat_stop.wait(min(0.1, self.lease_s / 6)):
-                    with self._lock:
-                        recs = list(self.active.values())
-                    for rec in recs:
-                        self._beat(project, rec)
-        except BaseException as e:  # without heartbeats leases expire: others take over
-            self.emit("error", "worker.crashed", error=_err(e), traceback=traceback.format_exc())
+    # ---- heartbeat thread (storage.jobs._heartbeat) ----------------------------------------
+    def running_now(self) -> list[Running]:
+        with self._lock:
+            return list(self.active.values())
 
-    def renew(
-        self,
-        project: Project,
-        rec: _Running,
-        progress: tuple[float | None, str | None, float | None] = (None, None, None),
-    ) -> bool:
-        """Renew one lease now on ``project`` (the heartbeat thread's connection, or the
-        runner's from :meth:`_Running.cancelled`), with any progress to write. False if the
-        claim is no longer ours (then the job is marked gone) or the database could not say."""
-        fraction, note, cost = progress
-        with rec.lock:
-            where = None if rec.where_written else rec.where
-        try:
-            ok = project.jobs.heartbeat(
-                rec.job.id,
-                rec.owner,
-                self.lease_s,
-                progress=fraction,
-                note=note,
-                cost_usd=cost,
-                ran_on=where,
-            )
-        except Exception as e:  # cannot tell: carry on; the lease has slack for a few misses
-            self.emit("warning", "job.heartbeat_error", rec.job, error=_err(e))
-            return False
-        if not ok:
-            self.mark_gone(rec, _why_gone(project, rec.job.id))
-            return False
-        with rec.lock:
-            rec.last_beat = time.time()
-            rec.where_written = rec.where_written or where is not None
-        return True
+    def _beat(self, project: Project, rec: Running) -> None:
+        beat(self, project, rec)
 
-    def _beat(self, project: Project, rec: _Running) -> None:
-        """Renew ``rec``'s lease every third of it, and write its progress (throttled) and,
-        once, where its work runs."""
-        now = time.time()
-        with rec.lock:
-            if rec.gone is not None or rec.finishing:
-                return
-            pending = rec.pending
-            show = pending is not None and now - rec.last_write >= PROGRESS_MIN_INTERVAL_S
-            due = now - rec.last_beat >= self.lease_s / 3 or not rec.where_written
-            if not show and not due:
-                return
-            if show:
-                rec.pending = None
-        if not self.renew(project, rec, pending if show and pending else (None, None, None)):
-            return
-        if show and pending:
-            rec.last_write = now
-            if now - rec.last_log >= PROGRESS_LOG_INTERVAL_S:
-                rec.last_log = now
-                self.emit("debug", "job.progress", rec.job, progress=pending[0], note=pending[1])
-
-
-class _JsonLogHandler(logging.Handler):
-    """Python ``logging`` records (the model client's, a library's) as the worker's JSON lines:
-    without it they reach stderr as plain text, between the JSON lines a reader parses."""
-
-    def __init__(self, worker: _Worker) -> None:
-        super().__init__(logging.WARNING)  # httpx logs every request at INFO: not worth a line
-        self._worker = worker
-
-    def emit(self, record: logging.LogRecord) -> None:
-        level = {logging.DEBUG: "debug", logging.INFO: "info", logging.WARNING: "warning"}.get(
-            record.levelno, "error"
-        )
-        with suppress(Exception):  # a record whose message cannot be formatted is dropped
-            self._worker.emit(level, "log", logger=record.name, message=record.getMessage())
-
-
-@contextmanager
-def _logging_to(worker: _Worker) -> Iterator[None]:
-    """Route ``logging`` and ``warnings`` into the worker's log while it runs."""
-    handler = _JsonLogHandler(worker)
-    root = logging.getLogger()
-    root.addHandler(handler)
-    logging.captureWarnings(True)
-    try:
-        yield
-    finally:
-        logging.captureWarnings(False)
-        root.removeHandler(handler)
-
-
-def _why_gone(project: Project, job_id: int) -> str:
-    """Why a job stopped being ours: a user cancelled it, or (any other case) it was lost."""
-    try:
-        return "cancelled" if project.jobs.is_cancelled(job_id) else "lost"
-    except Exception:
-        return "lost"
-
-
-def _err(e: BaseException) -> str:
-    return f"{type(e).__name__}: {e}"
+    def renew(self, project: Project, rec: Running, progress: Progress = NO_PROGRESS) -> bool:
+        """Renew one lease now (see :func:`storage.jobs._heartbeat.renew`)."""
+        return renew(self, project, rec, progress)

@@ -70,6 +70,7 @@ def test_take_over_drive_by_keys_hand_back_and_the_timeline_shows_it(
     from sim.teleop import camera_axes
 
     world = live.runner.world
+    qtbot.waitUntil(lambda: ws.world.camera.count() > 0, timeout=30_000)  # the view's world
     assert ws.world.camera.currentText() == "front"
     axes = camera_axes(world.model, world.data, "front")
     right, forward = np.array(axes.right), np.array(axes.forward)

@@ -101,6 +101,10 @@ SWEEP: dict[str, list[str]] = {
     "blind on": ["--project", "{P}", "--passphrase", "short"],
     "blind off": ["--project", "{P}", "--passphrase", "not the lead's"],
     "blind status": ["--project", "{P}"],
+    "init": ["--project", "{N}"],
+    "project backup": ["--project", "{P}"],
+    "project backups": ["--project", "{P}"],
+    "project restore": ["nope", "--project", "{P}"],
 }
 # Variants run on top of the table: the same command on a project path that does not exist, and
 # on a folder that is not a project.
@@ -108,7 +112,7 @@ NOT_A_PROJECT = ("{N}", "{X}")
 NO_PROJECT_NEEDED = {"score", "video info", "video frame", "sim list", "sim check", "demo",
                      "self-test", "corrupt", "corrupt-bench", "continuity scan"}  # fmt: skip
 # ``import``/``demo`` create the project they are given; the rest must refuse a missing one.
-CREATES_PROJECT = {"import", "demo", "study open-assignment"}
+CREATES_PROJECT = {"import", "demo", "study open-assignment", "init"}
 
 
 def leaf_commands(group: click.Group = cli, prefix: str = "") -> list[str]:
