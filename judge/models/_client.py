@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from annotation import redact
 from judge.models._api import (
     CallFailed,
     CallRecorder,
@@ -48,9 +49,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("judge.client")
 
-_BEARER = re.compile(r"(?i)\bbearer\s+[^\s\"',}]+")
-_AUTH_FIELD = re.compile(r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?)(?!bearer \*\*\*)[^\s\"',}]+")
-_SK_KEY = re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}")
 _CAP_FIELDS: tuple[OutputCap, OutputCap] = ("max_tokens", "max_completion_tokens")
 # A chat template that cannot render image parts fails inside the server: a 5xx that no retry
 # will change (llama-cpp-python: "can only concatenate str (not "list") to str").
@@ -354,11 +352,8 @@ class OpenAIModel:
         return self._scrub(text)[:300]
 
     def _scrub(self, text: str) -> str:
-        for secret in self._secrets:
-            text = text.replace(secret, "***")
-        text = _BEARER.sub("Bearer ***", text)
-        text = _AUTH_FIELD.sub(r"\1***", text)
-        return _SK_KEY.sub("sk-***", text)
+        """The one redaction (``annotation.redact``): this profile's key and anything key-like."""
+        return redact(text, self._secrets)
 
     def _scrub_all(self, value: Any) -> Any:
         if isinstance(value, str):
