@@ -216,3 +216,15 @@ def test_silenced_replies_and_how_a_run_ended_are_in_the_list(
     tip = item(b, ep.id, "silenced").toolTip()
     assert "7 model replies: 4 valid, 0 repaired" in tip and "2 silenced, 1 failed" in tip
     assert "600 tokens in" in tip  # the failed request had no reply to count
+
+
+def test_an_empty_list_says_where_episodes_come_from(
+    make_window: Callable[[Path], MainWindow], tmp_path: Path
+) -> None:
+    root = tmp_path / "empty"
+    Project.create(root).close()
+    w = make_window(root)
+    w.set_workspace("episode")
+    text = w.episode.browser.message.text()
+    assert text.startswith("No episodes yet") and "Import bundle" in text
+    assert w.episode.browser.message.isVisible()

@@ -141,6 +141,12 @@ def row_items(r: EpisodeRow) -> list[QTableWidgetItem]:
     return items
 
 
+#: what an empty list says: where episodes come from
+EMPTY = ("No episodes yet: press Start live episode (top of the workspace), import another "
+         "harness's recording with Import bundle…, or run one from the command line: "
+         "workbench sim run SCENARIO --project DIR.")  # fmt: skip
+
+
 class EpisodeBrowser(QWidget):
     open_episode = Signal(str)
     import_requested = Signal()
@@ -294,7 +300,7 @@ class EpisodeBrowser(QWidget):
             self.table.resizeColumnsToContents()
             self._sized = True  # later refreshes keep the widths the user may have dragged
         self._apply_filter(self.filter.text())
-        self.message.setText("")
+        self.message.setText(EMPTY if project is not None and not self.rows else "")
         if keep is not None and keep in self.rows:
             self.select(keep)
         if place is not None:
